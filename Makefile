@@ -1,0 +1,182 @@
+# Quintet: five Kubernetes operators in one Go workspace.
+# `make help` lists the targets. Everything the targets need is built into bin/ from pinned
+# sources; nothing is downloaded but Go modules.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -o pipefail -ec
+.DEFAULT_GOAL := help
+
+ROOT  := $(CURDIR)
+BIN   := $(ROOT)/bin
+LOCAL := $(ROOT)/.local
+export KUBECONFIG ?= $(LOCAL)/kubeconfig
+
+## Modules ------------------------------------------------------------------------------
+# One list drives every per-module target. A module's short name is its folder name;
+# operators live under operators/.
+OPERATORS := $(notdir $(patsubst %/,%,$(wildcard operators/*/)))
+MODULES   := shared $(OPERATORS) e2e
+moddir     = $(if $(filter shared e2e,$(1)),$(1),operators/$(1))
+# Programs in hack/ are modules of their own, outside the workspace.
+HACK_MODULES := hack/localcluster
+
+## Pinned versions ----------------------------------------------------------------------
+KUBE_VERSION             := v1.36.3
+CONTROLLER_TOOLS_VERSION := v0.23.0
+GOLANGCI_LINT_VERSION    := v2.15.0
+GINKGO_VERSION           := $(shell awk '$$1=="github.com/onsi/ginkgo/v2"{print $$2}' e2e/go.mod)
+
+KUBE_BIN      := $(BIN)/k8s-$(KUBE_VERSION)
+KUBECTL       := $(KUBE_BIN)/kubectl
+LOCALCLUSTER  := $(BIN)/localcluster
+CONTROLLER_GEN = $(BIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+GOLANGCI_LINT  = $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+GINKGO         = $(BIN)/ginkgo-$(GINKGO_VERSION)
+# envtest finds kube-apiserver and etcd here; no setup-envtest downloads.
+export KUBEBUILDER_ASSETS := $(KUBE_BIN)
+
+KUBE_COMMANDS := kube-apiserver kube-controller-manager kube-scheduler kubectl
+KUBE_LDFLAGS  := -s -w \
+	-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+	-X k8s.io/component-base/version.gitTreeState=clean
+KWOK_STAGES   := node/fast node/heartbeat-with-lease pod/fast
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make \033[36m<target>\033[0m\n"} \
+	  /^[a-zA-Z_0-9%-]+:.*?##/ { printf "  \033[36m%-22s\033[0m %s\n", $$1, $$2 } \
+	  /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Main
+
+.PHONY: demo
+demo: tools cluster-up ## Run every operator on the local cluster with its samples, and show them Ready.
+	@OPERATORS="$(OPERATORS)" KUBECTL=$(KUBECTL) LOCAL=$(LOCAL) hack/demo.sh
+
+.PHONY: test
+test: tools verify lint test-all e2e ## Everything CI runs: verify, lint, unit + envtest, e2e.
+	@hack/test-summary.sh $(LOCAL)/test-results
+
+.PHONY: test-fast
+test-fast: tools test-all ## Unit and envtest tests of every module, without e2e.
+	@hack/test-summary.sh $(LOCAL)/test-results
+
+##@ Development
+
+.PHONY: test-all
+test-all: $(addprefix test-,$(MODULES)) $(addprefix test-hack-,$(notdir $(HACK_MODULES)))
+
+test-%: ## Unit + envtest tests of one module (test-shared, test-gordon, ...).
+	@mkdir -p $(LOCAL)/test-results
+	cd $(call moddir,$*) && go test -count=1 -v ./... 2>&1 | tee $(LOCAL)/test-results/$*.log | $(ROOT)/hack/test-filter.sh
+
+test-hack-%:
+	@mkdir -p $(LOCAL)/test-results
+	cd hack/$* && GOWORK=off go test -count=1 -v ./... 2>&1 | tee $(LOCAL)/test-results/hack-$*.log | $(ROOT)/hack/test-filter.sh
+
+.PHONY: lint
+lint: $(addprefix lint-,$(MODULES)) $(addprefix lint-hack-,$(notdir $(HACK_MODULES))) ## Lint every module with the root .golangci.yml.
+
+lint-%: $(GOLANGCI_LINT) ## Lint one module.
+	cd $(call moddir,$*) && $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml --build-tags e2e ./...
+
+lint-hack-%: $(GOLANGCI_LINT)
+	cd hack/$* && GOWORK=off $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml ./...
+
+.PHONY: generate
+generate: $(addprefix generate-,$(OPERATORS)) ## Regenerate deepcopy code, CRDs and RBAC of every operator.
+
+generate-%: $(CONTROLLER_GEN) ## Regenerate one operator's code, CRDs and RBAC.
+	cd operators/$* && $(CONTROLLER_GEN) object:headerFile=$(ROOT)/hack/boilerplate.go.txt paths=./... \
+	  && $(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths=./... output:crd:artifacts:config=config/crd/bases
+
+.PHONY: tidy
+tidy: $(addprefix tidy-,$(MODULES)) $(addprefix tidy-hack-,$(notdir $(HACK_MODULES))) ## go mod tidy in every module.
+
+tidy-%:
+	cd $(call moddir,$*) && go mod tidy
+
+tidy-hack-%:
+	cd hack/$* && GOWORK=off go mod tidy
+
+.PHONY: fmt vet
+fmt: ## gofmt every module.
+	gofmt -l -w $(foreach m,$(MODULES),$(call moddir,$(m))) $(HACK_MODULES)
+vet: ## go vet every module.
+	$(foreach m,$(MODULES),(cd $(call moddir,$(m)) && go vet -tags e2e ./...) &&) true
+
+.PHONY: verify
+verify: generate tidy fmt ## Regenerate everything and fail if that changed any file.
+	@if [ -n "$$(git status --porcelain)" ]; then \
+	  git status --porcelain; git --no-pager diff --stat; \
+	  echo "verify: generated files are out of date; run 'make generate tidy fmt' and commit the result"; exit 1; \
+	fi
+
+.PHONY: run
+run: ## Run one manager locally: make run OPERATOR=<name> ARGS="--flag ...".
+	@test -n "$(OPERATOR)" || { echo "set OPERATOR to one of: $(OPERATORS)"; exit 1; }
+	@test -d operators/$(OPERATOR) || { echo "no operator $(OPERATOR); have: $(OPERATORS)"; exit 1; }
+	cd operators/$(OPERATOR) && go run ./cmd $(ARGS)
+
+##@ Local cluster
+
+.PHONY: cluster-up
+cluster-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Start the local cluster (etcd, control plane, kwok nodes) on 127.0.0.1.
+	$(LOCALCLUSTER) up --dir $(LOCAL) --bin $(KUBE_BIN)
+
+.PHONY: cluster-down
+cluster-down: $(LOCALCLUSTER) ## Stop the local cluster's processes and remove its state (logs stay).
+	$(LOCALCLUSTER) down --dir $(LOCAL)
+
+.PHONY: cluster-status
+cluster-status: $(LOCALCLUSTER) ## Show the local cluster's processes.
+	$(LOCALCLUSTER) status --dir $(LOCAL)
+
+.PHONY: e2e
+e2e: tools $(GINKGO) ## The ginkgo e2e suites against a local cluster they bring up and tear down.
+	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then keep=1; else keep=0; $(MAKE) --no-print-directory cluster-up; fi; \
+	mkdir -p $(LOCAL)/test-results; rc=0; \
+	(cd e2e && $(GINKGO) --no-color -tags e2e -v ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
+	if [ $$keep = 0 ]; then $(MAKE) --no-print-directory cluster-down; fi; exit $$rc
+
+##@ Tools
+
+.PHONY: tools
+tools: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) ## Build every pinned tool into bin/ (a no-op when present).
+
+# The control plane, etcd and kwok in one `go build`, so they share compilation, and
+# kwok's stages (node and pod lifecycles) from the same kwok version in one file.
+$(KUBE_BIN)/.built: hack/tools/kube/go.mod hack/tools/kube/go.sum
+	@mkdir -p $(KUBE_BIN)
+	@echo "Building the control plane $(KUBE_VERSION), etcd and kwok from source (about 15 minutes the first time)"
+	cd hack/tools/kube && GOWORK=off go build -tags providerless -ldflags "$(KUBE_LDFLAGS)" -o $(KUBE_BIN)/ \
+	  $(addprefix k8s.io/kubernetes/cmd/,$(KUBE_COMMANDS)) ./cmd/etcd sigs.k8s.io/kwok/cmd/kwok
+	cd hack/tools/kube && for s in $(KWOK_STAGES); do \
+	  for f in $$(GOWORK=off go list -f '{{.Dir}}' sigs.k8s.io/kwok/kustomize/stage/$$s)/*.yaml; do \
+	    case $$f in */kustomization.yaml) ;; *) echo '---'; cat $$f;; esac; done; \
+	done > $(KUBE_BIN)/kwok-stages.yaml
+	touch $@
+
+$(LOCALCLUSTER): $(wildcard hack/localcluster/*.go) hack/localcluster/go.mod
+	cd hack/localcluster && GOWORK=off go build -o $@ .
+
+$(CONTROLLER_GEN):
+	GOBIN=$(BIN)/.install go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	mv $(BIN)/.install/controller-gen $@
+
+$(GOLANGCI_LINT):
+	GOBIN=$(BIN)/.install go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(BIN)/.install/golangci-lint $@
+
+$(GINKGO): e2e/go.mod
+	GOBIN=$(BIN)/.install go install github.com/onsi/ginkgo/v2/ginkgo@$(GINKGO_VERSION)
+	mv $(BIN)/.install/ginkgo $@
+
+.PHONY: clean
+clean: ## Remove bin/ and .local/ (stop the cluster first).
+	-$(LOCALCLUSTER) down --dir $(LOCAL)
+	rm -rf $(BIN) $(LOCAL)

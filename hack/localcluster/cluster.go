@@ -1,0 +1,417 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Addresses and ranges of the local cluster. Everything listens on loopback; the pod and
+// service ranges exist only inside API objects on kwok nodes.
+const (
+	host            = "127.0.0.1"
+	etcdClientPort  = 2479
+	etcdPeerPort    = 2480
+	apiServerPort   = 6443
+	kwokServerPort  = 10247
+	serviceCIDR     = "10.96.0.0/16"
+	kwokPodCIDR     = "10.240.0.0/16"
+	kubeVersion     = "v1.36.3"
+	kwokNodeLabel   = "quintet.dev/node"
+	kwokAnnotation  = "kwok.x-k8s.io/node"
+	stopGracePeriod = 15 * time.Second
+)
+
+// layout is where the cluster keeps its binaries, state, pid files and logs.
+type layout struct {
+	Bin        string // kube-apiserver, etcd, kwok ... and kwok-stages/
+	Root       string // .local
+	PKI        string
+	Run        string
+	Logs       string
+	EtcdData   string
+	Kubeconfig string
+}
+
+func newLayout(root, bin string) (*layout, error) {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	bin, err = filepath.Abs(bin)
+	if err != nil {
+		return nil, err
+	}
+	return &layout{
+		Bin:        bin,
+		Root:       root,
+		PKI:        filepath.Join(root, "pki"),
+		Run:        filepath.Join(root, "run"),
+		Logs:       filepath.Join(root, "logs"),
+		EtcdData:   filepath.Join(root, "etcd"),
+		Kubeconfig: filepath.Join(root, "kubeconfig"),
+	}, nil
+}
+
+// kwokStages is the file of kwok stages `make tools` writes beside the binaries.
+func (l *layout) kwokStages() string { return filepath.Join(l.Bin, "kwok-stages.yaml") }
+
+func (l *layout) server() string { return fmt.Sprintf("https://%s:%d", host, apiServerPort) }
+
+// The components, by the name of their binary.
+const (
+	etcdName              = "etcd"
+	apiServerName         = "kube-apiserver"
+	controllerManagerName = "kube-controller-manager"
+	schedulerName         = "kube-scheduler"
+	kwokName              = "kwok"
+	noProfiling           = "--profiling=false"
+)
+
+// componentNames in start order; down stops them in reverse.
+var componentNames = []string{etcdName, apiServerName, controllerManagerName, schedulerName, kwokName}
+
+// certRequests are the identities of the local cluster.
+func certRequests() []certRequest {
+	return []certRequest{
+		{Name: "apiserver", CommonName: "kube-apiserver", Server: true,
+			DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
+			IPs:      []net.IP{net.ParseIP(host), net.ParseIP("10.96.0.1")}},
+		{Name: "admin", CommonName: "quintet-admin", Organization: []string{"system:masters"}},
+		{Name: controllerManagerName, CommonName: "system:" + controllerManagerName},
+		{Name: schedulerName, CommonName: "system:" + schedulerName},
+		// kwok plays the kubelet of many nodes at once, which the Node authorizer cannot
+		// express for a single identity.
+		{Name: kwokName, CommonName: kwokName, Organization: []string{"system:masters"}},
+	}
+}
+
+// processes returns the command line of every component.
+func (l *layout) processes() []process {
+	bin := func(name string) string { return filepath.Join(l.Bin, name) }
+	pki := func(name string) string { return filepath.Join(l.PKI, name) }
+	kubeconfig := func(name string) string { return filepath.Join(l.PKI, name+".kubeconfig") }
+	etcdURL := fmt.Sprintf("http://%s:%d", host, etcdClientPort)
+	peerURL := fmt.Sprintf("http://%s:%d", host, etcdPeerPort)
+	return []process{
+		{Name: etcdName, Exe: bin(etcdName), Args: []string{
+			"--name=quintet-local", "--data-dir=" + l.EtcdData,
+			"--listen-client-urls=" + etcdURL, "--advertise-client-urls=" + etcdURL,
+			"--listen-peer-urls=" + peerURL, "--initial-advertise-peer-urls=" + peerURL,
+			"--initial-cluster=quintet-local=" + peerURL,
+			"--unsafe-no-fsync", "--log-level=warn",
+		}},
+		{Name: apiServerName, Exe: bin(apiServerName), Args: []string{
+			"--etcd-servers=" + etcdURL,
+			"--bind-address=" + host, "--advertise-address=" + host, fmt.Sprintf("--secure-port=%d", apiServerPort),
+			"--cert-dir=" + filepath.Join(l.PKI, "apiserver-selfsigned"),
+			"--tls-cert-file=" + pki("apiserver.crt"), "--tls-private-key-file=" + pki("apiserver.key"),
+			"--client-ca-file=" + pki("ca.crt"),
+			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			"--service-account-key-file=" + pki("sa.pub"), "--service-account-signing-key-file=" + pki("sa.key"),
+			"--service-cluster-ip-range=" + serviceCIDR,
+			"--authorization-mode=Node,RBAC",
+			"--enable-admission-plugins=NodeRestriction,PodSecurity",
+			noProfiling,
+		}},
+		{Name: controllerManagerName, Exe: bin(controllerManagerName), Args: []string{
+			"--kubeconfig=" + kubeconfig(controllerManagerName),
+			"--authentication-kubeconfig=" + kubeconfig(controllerManagerName),
+			"--authorization-kubeconfig=" + kubeconfig(controllerManagerName),
+			"--bind-address=" + host, "--cert-dir=" + filepath.Join(l.PKI, "kcm-selfsigned"),
+			"--service-account-private-key-file=" + pki("sa.key"), "--root-ca-file=" + pki("ca.crt"),
+			"--use-service-account-credentials=true",
+			"--cluster-signing-cert-file=" + pki("ca.crt"), "--cluster-signing-key-file=" + pki("ca.key"),
+			"--service-cluster-ip-range=" + serviceCIDR,
+			"--leader-elect=false", noProfiling,
+		}},
+		{Name: schedulerName, Exe: bin(schedulerName), Args: []string{
+			"--kubeconfig=" + kubeconfig(schedulerName),
+			"--authentication-kubeconfig=" + kubeconfig(schedulerName),
+			"--authorization-kubeconfig=" + kubeconfig(schedulerName),
+			"--bind-address=" + host, "--cert-dir=" + filepath.Join(l.PKI, "scheduler-selfsigned"),
+			"--leader-elect=false", noProfiling,
+		}},
+		{Name: kwokName, Exe: bin(kwokName), Args: []string{
+			"--kubeconfig=" + kubeconfig(kwokName),
+			"--config=" + l.kwokStages(),
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + kwokAnnotation + "=fake",
+			"--cidr=" + kwokPodCIDR, "--node-ip=" + host,
+			fmt.Sprintf("--server-address=%s:%d", host, kwokServerPort),
+		}},
+	}
+}
+
+// up starts the cluster unless it already runs, and waits until it is usable.
+func up(ctx context.Context, l *layout, nodes int) error {
+	if l.healthy(ctx) {
+		fmt.Printf("The local cluster is already running.\n")
+		return nil
+	}
+	// A partial or stale cluster (a crash, a reboot) is cleared before starting again.
+	if err := down(l); err != nil {
+		return err
+	}
+	if err := l.checkBinaries(); err != nil {
+		return err
+	}
+	for _, dir := range []string{l.Root, l.Run, l.Logs} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	started := time.Now()
+	if err := l.startAll(ctx, nodes); err != nil {
+		return errors.Join(err, down(l))
+	}
+	fmt.Printf("The local cluster is up in %.1fs with %d kwok nodes.\n", time.Since(started).Seconds(), nodes)
+	return nil
+}
+
+func (l *layout) checkBinaries() error {
+	for _, p := range l.processes() {
+		if _, err := os.Stat(p.Exe); err != nil {
+			return fmt.Errorf("%s is missing: run `make tools` to build the control plane from source", p.Exe)
+		}
+	}
+	if _, err := os.Stat(l.kwokStages()); err != nil {
+		return fmt.Errorf("kwok stages are missing in %s: run `make tools`", l.Bin)
+	}
+	return nil
+}
+
+func (l *layout) startAll(ctx context.Context, nodes int) error {
+	p, err := generatePKI(l.PKI, certRequests())
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{controllerManagerName, schedulerName, kwokName} {
+		if err := writeKubeconfig(filepath.Join(l.PKI, name+".kubeconfig"), l.server(), p.CA, p.Clients[name], name); err != nil {
+			return err
+		}
+	}
+	if err := writeKubeconfig(l.Kubeconfig, l.server(), p.CA, p.Clients["admin"], "quintet-admin"); err != nil {
+		return err
+	}
+	procs := l.processes()
+	etcd, apiserver, rest := procs[0], procs[1], procs[2:]
+	if err := l.start(etcd); err != nil {
+		return err
+	}
+	if err := l.waitHTTP(ctx, etcd.Name, fmt.Sprintf("http://%s:%d/health", host, etcdClientPort), http.DefaultClient); err != nil {
+		return err
+	}
+	if err := l.start(apiserver); err != nil {
+		return err
+	}
+	api, err := newAPIClient(l.server(), p.CA, p.Clients["admin"])
+	if err != nil {
+		return err
+	}
+	if err := l.waitHTTP(ctx, apiserver.Name, l.server()+"/readyz", api.http); err != nil {
+		return err
+	}
+	for _, proc := range rest {
+		if err := l.start(proc); err != nil {
+			return err
+		}
+	}
+	if err := createKwokNodes(ctx, api, nodes); err != nil {
+		return err
+	}
+	return l.waitUsable(ctx, api, nodes)
+}
+
+// waitHTTP waits for url to answer 200, failing early with the log when the process dies.
+func (l *layout) waitHTTP(ctx context.Context, name, url string, c *http.Client) error {
+	err := poll(ctx, 60*time.Second, name+" to become healthy", func(ctx context.Context) (bool, string, error) {
+		if _, alive := l.running(name); !alive {
+			return false, "", fmt.Errorf("%s exited", name)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return false, "", err
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w; last lines of %s:\n%s", err, l.logFile(name), l.tailLog(name, 15))
+	}
+	return nil
+}
+
+// waitUsable waits until the kwok nodes are Ready, the other components stay up, and the
+// default ServiceAccount exists (pods cannot be created before it does).
+func (l *layout) waitUsable(ctx context.Context, api *apiClient, nodes int) error {
+	return poll(ctx, 60*time.Second, "the cluster to become usable", func(ctx context.Context) (bool, string, error) {
+		for _, name := range componentNames {
+			if _, alive := l.running(name); !alive {
+				return false, "", fmt.Errorf("%s exited; last lines of %s:\n%s", name, l.logFile(name), l.tailLog(name, 15))
+			}
+		}
+		ready, err := api.readyNodes(ctx, kwokNodeLabel+"%3Dkwok")
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if len(ready) < nodes {
+			return false, fmt.Sprintf("%d of %d kwok nodes Ready", len(ready), nodes), nil
+		}
+		if _, err := api.do(ctx, http.MethodGet, "/api/v1/namespaces/default/serviceaccounts/default", nil, nil); err != nil {
+			return false, "no default ServiceAccount yet", nil
+		}
+		return true, "", nil
+	})
+}
+
+// kwokNode is a Node that kwok manages: labelled like a worker, without taints, so that
+// ordinary workloads land on it and turn Running without containers.
+func kwokNode(name string) map[string]any {
+	resources := map[string]string{"cpu": "32", "memory": "256Gi", "pods": "110"}
+	return map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Node",
+		"metadata": map[string]any{
+			"name":        name,
+			"annotations": map[string]string{kwokAnnotation: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+			"labels": map[string]string{
+				"kubernetes.io/hostname":         name,
+				"kubernetes.io/os":               "linux",
+				"kubernetes.io/arch":             "amd64",
+				"node-role.kubernetes.io/worker": "",
+				"type":                           "kwok",
+				kwokNodeLabel:                    "kwok",
+			},
+		},
+		"status": map[string]any{"allocatable": resources, "capacity": resources},
+	}
+}
+
+func createKwokNodes(ctx context.Context, api *apiClient, count int) error {
+	for i := 1; i <= count; i++ {
+		code, err := api.do(ctx, http.MethodPost, "/api/v1/nodes", kwokNode(fmt.Sprintf("kwok-worker-%d", i)), nil)
+		if err != nil && code != http.StatusConflict {
+			return fmt.Errorf("creating kwok node: %w", err)
+		}
+	}
+	return nil
+}
+
+// healthy reports whether every component runs and the API server is ready.
+func (l *layout) healthy(ctx context.Context) bool {
+	for _, name := range componentNames {
+		if _, ok := l.running(name); !ok {
+			return false
+		}
+	}
+	p, err := loadAdmin(l.PKI)
+	if err != nil {
+		return false
+	}
+	api, err := newAPIClient(l.server(), p.CA, p.Clients["admin"])
+	if err != nil {
+		return false
+	}
+	_, err = api.do(ctx, http.MethodGet, "/readyz", nil, nil)
+	return err == nil
+}
+
+// loadAdmin reads the CA and admin credentials written by a previous up.
+func loadAdmin(dir string) (*pki, error) {
+	read := func(name string) (*keyPair, error) {
+		certPEM, err := os.ReadFile(filepath.Join(dir, name+".crt"))
+		if err != nil {
+			return nil, err
+		}
+		keyPEM, err := os.ReadFile(filepath.Join(dir, name+".key"))
+		if err != nil {
+			return nil, err
+		}
+		return &keyPair{CertPEM: certPEM, KeyPEM: keyPEM}, nil
+	}
+	ca, err := read("ca")
+	if err != nil {
+		return nil, err
+	}
+	admin, err := read("admin")
+	if err != nil {
+		return nil, err
+	}
+	return &pki{Dir: dir, CA: ca, Clients: map[string]*keyPair{"admin": admin}}, nil
+}
+
+// down stops every process recorded in the run folder (first the extras, such as the
+// managers `make demo` starts, then the components in reverse order) and removes the cluster
+// state, keeping logs.
+func down(l *layout) error {
+	var errs []error
+	for _, name := range l.extraProcesses() {
+		errs = append(errs, l.stop(name, stopGracePeriod))
+	}
+	for i := len(componentNames) - 1; i >= 0; i-- {
+		errs = append(errs, l.stop(componentNames[i], stopGracePeriod))
+	}
+	for _, dir := range []string{l.PKI, l.EtcdData, l.Run} {
+		errs = append(errs, os.RemoveAll(dir))
+	}
+	errs = append(errs, removeIfExists(l.Kubeconfig))
+	return errors.Join(errs...)
+}
+
+// extraProcesses names the pid files in the run folder that are not cluster components.
+func (l *layout) extraProcesses() []string {
+	files, _ := filepath.Glob(filepath.Join(l.Run, "*.pid"))
+	var extras []string
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".pid")
+		if !slices.Contains(componentNames, name) {
+			extras = append(extras, name)
+		}
+	}
+	return extras
+}
+
+func removeIfExists(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// status prints each component's state and reports whether all run.
+func status(l *layout) bool {
+	all := true
+	for _, name := range componentNames {
+		pid, ok := l.running(name)
+		state := "stopped"
+		if ok {
+			state = fmt.Sprintf("running (pid %d)", pid)
+		} else {
+			all = false
+		}
+		fmt.Printf("%-24s %s\n", name, state)
+	}
+	return all
+}
+
+func usage(l *layout) string {
+	return strings.Join([]string{
+		"Kubeconfig: " + l.Kubeconfig,
+		"Use it with:",
+		"  export KUBECONFIG=" + l.Kubeconfig,
+		"  kubectl get nodes",
+		"Logs: " + l.Logs,
+	}, "\n")
+}

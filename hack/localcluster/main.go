@@ -1,0 +1,66 @@
+// Command localcluster runs Quintet's embedded local cluster: etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler and kwok, all built from source, on 127.0.0.1.
+//
+//	localcluster up     [--dir .local] [--bin bin/k8s-v1.36.3] [--nodes 3]
+//	localcluster down   [--dir .local]
+//	localcluster status [--dir .local]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "localcluster:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: localcluster up|down|status [flags]")
+	}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	dir := fs.String("dir", ".local", "state, pid files, logs and the kubeconfig")
+	bin := fs.String("bin", "bin/k8s-"+kubeVersion, "folder of the control-plane binaries")
+	nodes := fs.Int("nodes", 3, "number of kwok nodes")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	l, err := newLayout(*dir, *bin)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	switch args[0] {
+	case "up":
+		if *nodes < 1 {
+			return fmt.Errorf("--nodes must be at least 1")
+		}
+		if err := up(ctx, l, *nodes); err != nil {
+			return err
+		}
+		fmt.Println(usage(l))
+		return nil
+	case "down":
+		if err := down(l); err != nil {
+			return err
+		}
+		fmt.Println("The local cluster is stopped; logs stay in", l.Logs)
+		return nil
+	case "status":
+		if !status(l) {
+			return fmt.Errorf("the local cluster is not (fully) running")
+		}
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q: want up, down or status", args[0])
+	}
+}

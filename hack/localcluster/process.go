@@ -1,0 +1,116 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// process is one long-running program of the local cluster, tracked by a pid file that also
+// records the executable, so that `down` only ever signals a process this tool started.
+type process struct {
+	Name string
+	Exe  string
+	Args []string
+	Env  []string // added to the environment
+}
+
+func (l *layout) pidFile(name string) string { return filepath.Join(l.Run, name+".pid") }
+func (l *layout) logFile(name string) string { return filepath.Join(l.Logs, name+".log") }
+
+// start runs p in its own process group with output to its log file and records its pid.
+func (l *layout) start(p process) error {
+	logf, err := os.OpenFile(l.logFile(p.Name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = logf.Close() }()
+	cmd := exec.Command(p.Exe, p.Args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), p.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", p.Name, err)
+	}
+	record := fmt.Sprintf("%d\n%s\n", cmd.Process.Pid, p.Exe)
+	if err := os.WriteFile(l.pidFile(p.Name), []byte(record), 0o644); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
+}
+
+// running returns the pid of the named process when its pid file names a live process that
+// still runs the recorded executable.
+func (l *layout) running(name string) (int, bool) {
+	data, err := os.ReadFile(l.pidFile(name))
+	if err != nil {
+		return 0, false
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(lines[0])
+	if err != nil || pid <= 1 {
+		return 0, false
+	}
+	exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+	if err != nil || strings.TrimSuffix(exe, " (deleted)") != lines[1] {
+		return 0, false
+	}
+	return pid, !isZombie(pid)
+}
+
+func isZombie(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	// The state follows the parenthesised command name.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] == 'Z'
+}
+
+// stop ends the named process: SIGTERM, then SIGKILL after grace. It is a no-op when the
+// process is not running; the pid file is removed either way.
+func (l *layout) stop(name string, grace time.Duration) error {
+	defer func() { _ = os.Remove(l.pidFile(name)) }()
+	pid, ok := l.running(name)
+	if !ok {
+		return nil
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("stopping %s (pid %d): %w", name, pid, err)
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if _, alive := l.running(name); !alive {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("killing %s (pid %d): %w", name, pid, err)
+	}
+	return nil
+}
+
+// tailLog returns the last lines of a process's log, for error messages.
+func (l *layout) tailLog(name string, lines int) string {
+	data, err := os.ReadFile(l.logFile(name))
+	if err != nil {
+		return ""
+	}
+	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
