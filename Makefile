@@ -116,6 +116,25 @@ verify: generate tidy fmt ## Regenerate everything and fail if that changed any 
 	  echo "verify: generated files are out of date; run 'make generate tidy fmt' and commit the result"; exit 1; \
 	fi
 
+.PHONY: manifests build install uninstall deploy undeploy
+manifests: generate ## CRDs and RBAC of every operator (controller-gen; same as generate).
+build: $(addprefix build-,$(OPERATORS)) ## Build every manager into bin/<operator>-manager.
+install: $(addprefix install-,$(OPERATORS)) ## Install every operator's CRDs into the KUBECONFIG cluster.
+uninstall: $(addprefix uninstall-,$(OPERATORS)) ## Remove every operator's CRDs (and so their objects).
+deploy: $(addprefix deploy-,$(OPERATORS)) ## Deploy every operator (config/default) to the KUBECONFIG cluster.
+undeploy: $(addprefix undeploy-,$(OPERATORS)) ## Remove what deploy created.
+
+build-%: ## Build one manager.
+	cd operators/$* && go build -o $(BIN)/$*-manager ./cmd
+install-%: $(KUBE_BIN)/.built
+	$(KUBECTL) apply --server-side -k operators/$*/config/crd
+uninstall-%: $(KUBE_BIN)/.built
+	$(KUBECTL) delete --ignore-not-found -k operators/$*/config/crd
+deploy-%: $(KUBE_BIN)/.built
+	$(KUBECTL) apply --server-side -k operators/$*/config/default
+undeploy-%: $(KUBE_BIN)/.built
+	$(KUBECTL) delete --ignore-not-found -k operators/$*/config/default
+
 .PHONY: run
 run: ## Run one manager locally: make run OPERATOR=<name> ARGS="--flag ...".
 	@test -n "$(OPERATOR)" || { echo "set OPERATOR to one of: $(OPERATORS)"; exit 1; }
@@ -137,11 +156,13 @@ cluster-status: $(LOCALCLUSTER) ## Show the local cluster's processes.
 	$(LOCALCLUSTER) status --dir $(LOCAL)
 
 .PHONY: e2e
-e2e: tools $(GINKGO) ## The ginkgo e2e suites against a local cluster they bring up and tear down.
-	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then keep=1; else keep=0; $(MAKE) --no-print-directory cluster-up; fi; \
+e2e: tools $(GINKGO) ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down.
+	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
+	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
+	@$(MAKE) --no-print-directory cluster-down cluster-up; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
-	(cd e2e && $(GINKGO) --no-color -tags e2e -v ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
-	if [ $$keep = 0 ]; then $(MAKE) --no-print-directory cluster-down; fi; exit $$rc
+	(cd e2e && E2E_LOG_DIR=$(LOCAL)/logs/e2e $(GINKGO) --no-color -tags e2e -v ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
+	$(MAKE) --no-print-directory cluster-down; exit $$rc
 
 ##@ Tools
 

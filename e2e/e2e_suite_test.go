@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -49,3 +50,5 @@ func createNamespace(ctx context.Context, prefix string, labels map[string]strin
 	})
 	return ns.Name
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -1,0 +1,46 @@
+package v1
+
+// Condition types of a Gordon.
+const (
+	// ReadyCondition is True when the desired number of pods run and are Ready.
+	ReadyCondition = "Ready"
+	// ProgressingCondition is True while pods are being created, removed or becoming Ready.
+	ProgressingCondition = "Progressing"
+	// DegradedCondition is True when the last attempt to create or delete pods failed.
+	DegradedCondition = "Degraded"
+)
+
+// Condition reasons of a Gordon.
+const (
+	// ReasonAllPodsReady: every desired pod runs and is Ready.
+	ReasonAllPodsReady = "AllPodsReady"
+	// ReasonPodsNotReady: the pods exist but not all are Ready.
+	ReasonPodsNotReady = "PodsNotReady"
+	// ReasonScalingUp: fewer pods than desired.
+	ReasonScalingUp = "ScalingUp"
+	// ReasonScalingDown: more pods than desired.
+	ReasonScalingDown = "ScalingDown"
+	// ReasonStable: the pods match the spec.
+	ReasonStable = "Stable"
+	// ReasonPodCreateFailed: the API server refused to create a pod.
+	ReasonPodCreateFailed = "PodCreateFailed"
+	// ReasonPodDeleteFailed: the API server refused to delete a pod.
+	ReasonPodDeleteFailed = "PodDeleteFailed"
+	// ReasonAsExpected: nothing is wrong.
+	ReasonAsExpected = "AsExpected"
+)
+
+// Event reasons of a Gordon, besides the failure reasons above.
+const (
+	// EventScaled: pods were created or deleted to match the spec.
+	EventScaled = "Scaled"
+	// EventPodReplaced: a terminated pod was removed so it can be replaced.
+	EventPodReplaced = "PodReplaced"
+)
+
+// Labels on the pods of a Gordon.
+const (
+	// GordonLabel carries the name of the Gordon a pod belongs to:
+	// `kubectl get pods -l operator.prgcont.cz/gordon=<name>`.
+	GordonLabel = "operator.prgcont.cz/gordon"
+)

@@ -1,0 +1,117 @@
+// Package gordon reconciles Gordons: it keeps spec.gordon.replicas bare pods running per
+// Gordon, replacing deleted, evicted and terminated pods, as the ReplicaSet controller does.
+package gordon
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
+	"github.com/quintet-operators/quintet/shared/status"
+)
+
+// Reconciler keeps the pods of each Gordon.
+type Reconciler struct {
+	client.Client
+	Recorder recorder.EventRecorder
+	// MaxConcurrentReconciles bounds how many Gordons are reconciled at once; 1 when zero.
+	MaxConcurrentReconciles int
+
+	expectations *expectations
+}
+
+// +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons,verbs=get;list;watch
+// +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Gordon's pods to its spec and reports them in its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	g := &v1.Gordon{}
+	if err := r.Get(ctx, req.NamespacedName, g); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.expectations.forget(req.String())
+			forgetPodMetrics(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !g.DeletionTimestamp.IsZero() {
+		// The pods go with the Gordon through their owner references: nothing to clean up.
+		return ctrl.Result{}, nil
+	}
+	patcher := status.NewPatcher(g)
+	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, g)}) }()
+	return ctrl.Result{}, r.reconcileNormal(ctx, g)
+}
+
+// reconcileNormal replaces terminated pods, scales, and computes the status.
+func (r *Reconciler) reconcileNormal(ctx context.Context, g *v1.Gordon) error {
+	pods, err := r.ownedPods(ctx, g)
+	if err != nil {
+		return err
+	}
+	active, terminated := classifyPods(pods)
+	res := syncResult{deleteErr: r.removeTerminatedPods(ctx, g, terminated)}
+	// Until the cache shows the last pass's creations and deletions, counting pods would
+	// count wrong: wait for the pod events instead.
+	if r.expectations.satisfied(keyOf(g)) {
+		r.scale(ctx, g, active, &res)
+	}
+	setStatus(g, active, res)
+	recordPodMetrics(g.Namespace, g.Name, g.Status.Replicas, g.Status.ReadyReplicas)
+	return kerrors.NewAggregate([]error{res.createErr, res.deleteErr})
+}
+
+// ownedPods lists the pods labelled for g that g controls.
+func (r *Reconciler) ownedPods(ctx context.Context, g *v1.Gordon) ([]corev1.Pod, error) {
+	list := &corev1.PodList{}
+	if err := r.List(ctx, list, client.InNamespace(g.Namespace), client.MatchingLabels{v1.GordonLabel: g.Name}); err != nil {
+		return nil, err
+	}
+	owned := list.Items[:0]
+	for _, p := range list.Items {
+		if ref := metav1.GetControllerOf(&p); ref != nil && ref.UID == g.UID {
+			owned = append(owned, p)
+		}
+	}
+	return owned, nil
+}
+
+// CacheOptions narrows the manager's pod cache to pods that carry the Gordon label, so the
+// operator's memory follows the pods it manages, not every pod in the cluster.
+func CacheOptions(o *ctrl.Options) {
+	o.Cache.ByObject = map[client.Object]cache.ByObject{
+		&corev1.Pod{}: {Label: labels.NewSelector().Add(*gordonLabelExists)},
+	}
+}
+
+var gordonLabelExists = func() *labels.Requirement {
+	r, err := labels.NewRequirement(v1.GordonLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}()
+
+// SetupWithManager watches Gordons and the pods they control.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.expectations = newExpectations()
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.Gordon{}).
+		Watches(&corev1.Pod{}, &podEventHandler{expectations: r.expectations}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Named("gordon").
+		Complete(r)
+}

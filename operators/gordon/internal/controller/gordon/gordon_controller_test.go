@@ -1,0 +1,294 @@
+package gordon
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
+	"github.com/quintet-operators/quintet/shared/conditions"
+)
+
+const (
+	timeout = 20 * time.Second
+	tick    = 100 * time.Millisecond
+)
+
+// newNamespace makes a namespace for one test.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "gordon-test-"}}
+	if err := env.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+func newGordon(t *testing.T, ns string, replicas int32) *v1.Gordon {
+	t.Helper()
+	g := &v1.Gordon{ObjectMeta: metav1.ObjectMeta{Name: "gordoncluster", Namespace: ns}}
+	g.Spec.Gordon.Replicas = ptr.To(replicas)
+	if err := env.Client.Create(context.Background(), g); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// livePods lists g's pods that are not terminating, straight from the API server.
+func livePods(g Gomega, gordon *v1.Gordon) []corev1.Pod {
+	list := &corev1.PodList{}
+	g.Expect(env.Client.List(context.Background(), list, client.InNamespace(gordon.Namespace),
+		client.MatchingLabels{v1.GordonLabel: gordon.Name})).To(Succeed())
+	var live []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
+// runPods does what kube-scheduler and the kubelet would: bind each pod to a node and report
+// it Running and Ready. envtest runs neither.
+func runPods(g Gomega, pods []corev1.Pod) {
+	ctx := context.Background()
+	for i := range pods {
+		p := &pods[i]
+		if p.Spec.NodeName == "" {
+			binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+				Target: corev1.ObjectReference{Kind: "Node", Name: "envtest-node"}}
+			g.Expect(env.Client.SubResource("binding").Create(ctx, p, binding)).To(Succeed())
+		}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(p), p)).To(Succeed())
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
+		g.Expect(env.Client.Status().Update(ctx, p)).To(Succeed())
+	}
+}
+
+// waitForPods waits until gordon has n live pods, and returns them.
+func waitForPods(t *testing.T, gordon *v1.Gordon, n int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	NewWithT(t).Eventually(func(g Gomega) {
+		pods = livePods(g, gordon)
+		g.Expect(pods).To(HaveLen(n))
+	}, timeout, tick).Should(Succeed())
+	return pods
+}
+
+// waitReady waits until gordon reports Ready with n ready pods at its current generation.
+func waitReady(t *testing.T, gordon *v1.Gordon, n int32) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(gordon), gordon)).To(Succeed())
+		g.Expect(gordon.Status.ObservedGeneration).To(Equal(gordon.Generation))
+		g.Expect(gordon.Status.ReadyReplicas).To(Equal(n))
+		g.Expect(conditions.IsTrue(gordon, v1.ReadyCondition)).To(BeTrue())
+	}, timeout, tick).Should(Succeed())
+}
+
+func TestGordonCreatesOwnedRestrictedPodsAndReportsThem(t *testing.T) {
+	g := NewWithT(t)
+	gordon := newGordon(t, newNamespace(t), 3)
+	pods := waitForPods(t, gordon, 3)
+	for _, p := range pods {
+		g.Expect(metav1.IsControlledBy(&p, gordon)).To(BeTrue(), "pod %s is not controlled by the Gordon", p.Name)
+		g.Expect(p.GenerateName).To(Equal("gordoncluster-"))
+		g.Expect(p.Spec.Containers[0].Image).To(Equal(v1.DefaultImage))
+		g.Expect(*p.Spec.SecurityContext.RunAsNonRoot).To(BeTrue())
+	}
+	// Not Ready until the pods are.
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(gordon), gordon)).To(Succeed())
+		g.Expect(gordon.Status.Replicas).To(BeEquivalentTo(3))
+		g.Expect(conditions.Get(gordon, v1.ReadyCondition)).NotTo(BeNil())
+		g.Expect(conditions.Get(gordon, v1.ReadyCondition).Reason).To(Equal(v1.ReasonPodsNotReady))
+		g.Expect(conditions.IsTrue(gordon, v1.ProgressingCondition)).To(BeTrue())
+	}, timeout, tick).Should(Succeed())
+
+	runPods(g, pods)
+	waitReady(t, gordon, 3)
+	g.Expect(gordon.Status.Pods).To(ConsistOf(names(pods)))
+	g.Expect(gordon.Status.Selector).To(Equal(v1.GordonLabel + "=gordoncluster"))
+	g.Expect(conditions.Get(gordon, v1.ProgressingCondition).Reason).To(Equal(v1.ReasonStable))
+	g.Expect(conditions.Get(gordon, v1.DegradedCondition).Status).To(Equal(metav1.ConditionFalse))
+}
+
+func TestGordonScalesUpAndDownThroughTheScaleSubresource(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	gordon := newGordon(t, newNamespace(t), 3)
+	runPods(g, waitForPods(t, gordon, 3))
+
+	scale := func(n int32) {
+		s := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: n}}
+		g.Expect(env.Client.SubResource("scale").Update(ctx, gordon, client.WithSubResourceBody(s))).To(Succeed())
+	}
+	scale(5)
+	pods := waitForPods(t, gordon, 5)
+	var fresh []corev1.Pod
+	for _, p := range pods {
+		if p.Spec.NodeName == "" {
+			fresh = append(fresh, p)
+		}
+	}
+	g.Expect(fresh).To(HaveLen(2))
+	// Of the two new pods one becomes Ready; scaling to 1 must remove the not-ready one
+	// first, then the newest of the Ready ones.
+	runPods(g, fresh[:1])
+	notReady := fresh[1].Name
+	waitReadyCount := func(n int32) {
+		g.Eventually(func(g Gomega) {
+			g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(gordon), gordon)).To(Succeed())
+			g.Expect(gordon.Status.ReadyReplicas).To(Equal(n))
+		}, timeout, tick).Should(Succeed())
+	}
+	waitReadyCount(4)
+
+	scale(1)
+	remaining := waitForPods(t, gordon, 1)
+	g.Expect(remaining[0].Name).NotTo(Equal(notReady))
+	var oldest corev1.Pod
+	for _, p := range pods {
+		if p.Name != notReady && (oldest.Name == "" || p.CreationTimestamp.Before(&oldest.CreationTimestamp)) {
+			oldest = p
+		}
+	}
+	g.Expect(remaining[0].CreationTimestamp.Equal(&oldest.CreationTimestamp)).To(BeTrue(),
+		"the pod kept (%s) must be among the oldest Ready ones", remaining[0].Name)
+	waitReady(t, gordon, 1)
+
+	s := &autoscalingv1.Scale{}
+	g.Expect(env.Client.SubResource("scale").Get(ctx, gordon, s)).To(Succeed())
+	g.Expect(s.Status.Replicas).To(BeEquivalentTo(1))
+	g.Expect(s.Status.Selector).To(Equal(v1.GordonLabel + "=gordoncluster"))
+}
+
+func TestGordonReplacesDeletedAndFailedPods(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	gordon := newGordon(t, newNamespace(t), 2)
+	pods := waitForPods(t, gordon, 2)
+	runPods(g, pods)
+
+	g.Expect(env.Client.Delete(ctx, &pods[0])).To(Succeed())
+	failed := pods[1]
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(&failed), &failed)).To(Succeed())
+	failed.Status.Phase = corev1.PodFailed
+	failed.Status.Reason = "Evicted"
+	g.Expect(env.Client.Status().Update(ctx, &failed)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		live := livePods(g, gordon)
+		g.Expect(live).To(HaveLen(2))
+		g.Expect(names(live)).NotTo(ContainElements(pods[0].Name, pods[1].Name))
+	}, timeout, tick).Should(Succeed())
+	// The failed pod is removed, not left behind.
+	g.Eventually(func() error {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(&failed), &corev1.Pod{})
+	}, timeout, tick).ShouldNot(Succeed())
+}
+
+func TestGordonNeverRunsMorePodsThanDesiredUnderEventBursts(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	const replicas = 10
+	gordon := newGordon(t, newNamespace(t), replicas)
+	// A burst of events while the pods are being created and the cache lags (cacheLag):
+	// every annotation change enqueues the Gordon again.
+	for i := range 60 {
+		patch := client.RawPatch("application/merge-patch+json",
+			fmt.Appendf(nil, `{"metadata":{"annotations":{"burst":"%d"}}}`, i))
+		g.Expect(env.Client.Patch(ctx, gordon, patch)).To(Succeed())
+		time.Sleep(cacheLag / 20)
+	}
+	count := func() int {
+		list := &corev1.PodList{}
+		g.Expect(env.Client.List(ctx, list, client.InNamespace(gordon.Namespace))).To(Succeed())
+		return len(list.Items)
+	}
+	g.Eventually(count, timeout, tick).Should(Equal(replicas))
+	g.Consistently(count, 3*time.Second, tick).Should(Equal(replicas))
+	// Not only the end state: the controller never created a pod too many on the way.
+	g.Expect(writes.podsCreated(gordon.Namespace)).To(Equal(replicas))
+}
+
+func TestGordonMakesNoWritesInSteadyState(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	before := writes.n.Load()
+	gordon := newGordon(t, newNamespace(t), 2)
+	runPods(g, waitForPods(t, gordon, 2))
+	waitReady(t, gordon, 2)
+	g.Expect(writes.n.Load()-before).To(BeNumerically(">=", 3), "creating two pods and the status must count as writes")
+
+	// Let in-flight reconciles of the pod updates finish, then measure.
+	time.Sleep(time.Second)
+	before = writes.n.Load()
+	for i := range 5 {
+		patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{"poke":"%d"}}}`, i))
+		g.Expect(env.Client.Patch(ctx, gordon, patch)).To(Succeed())
+		_, err := reconciler.Reconcile(ctx, reconcileRequest(gordon))
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	time.Sleep(time.Second)
+	g.Expect(writes.n.Load() - before).To(BeZero())
+}
+
+func TestGordonRejectsBadInputAtAdmission(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	tests := []struct {
+		name string
+		spec map[string]any
+		want string
+	}{
+		{"negative replicas", map[string]any{"gordon": map[string]any{"replicas": -1}},
+			"spec.gordon.replicas: Invalid value: -1: spec.gordon.replicas in body should be greater than or equal to 0"},
+		{"replicas of the wrong type", map[string]any{"gordon": map[string]any{"replicas": "three"}},
+			`spec.gordon.replicas: Invalid value: "string": spec.gordon.replicas in body must be of type integer`},
+		{"too many replicas", map[string]any{"gordon": map[string]any{"replicas": 1001}},
+			"should be less than or equal to 1000"},
+		{"image with a space", map[string]any{"gordon": map[string]any{"image": "a b"}},
+			"image must not contain spaces"},
+		{"unknown pull policy", map[string]any{"gordon": map[string]any{"imagePullPolicy": "Sometimes"}},
+			`Unsupported value: "Sometimes"`},
+		{"no gordon section", map[string]any{}, `spec.gordon: Required value`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": v1.GroupVersion.String(), "kind": "Gordon",
+				"metadata": map[string]any{"generateName": "bad-", "namespace": ns},
+				"spec":     tt.spec,
+			}}
+			err := env.Client.Create(ctx, u)
+			NewWithT(t).Expect(err).To(MatchError(ContainSubstring(tt.want)))
+		})
+	}
+}
+
+func TestGordonDefaultsReplicasAndImage(t *testing.T) {
+	g := NewWithT(t)
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1.GroupVersion.String(), "kind": "Gordon",
+		"metadata": map[string]any{"name": "defaults", "namespace": newNamespace(t)},
+		"spec":     map[string]any{"gordon": map[string]any{}},
+	}}
+	g.Expect(env.Client.Create(context.Background(), u)).To(Succeed())
+	gordon := &v1.Gordon{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(u), gordon)).To(Succeed())
+	g.Expect(gordon.Spec.Gordon.Replicas).To(HaveValue(BeEquivalentTo(1)))
+	g.Expect(gordon.Spec.Gordon.Image).To(Equal(v1.DefaultImage))
+	g.Expect(gordon.Spec.Gordon.ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
+}

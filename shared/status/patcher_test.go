@@ -1,0 +1,119 @@
+package status
+
+import (
+	"context"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/quintet-operators/quintet/shared/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	if env, err = testenv.Start(testenv.Options{}); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		panic(err)
+	}
+	os.Exit(code)
+}
+
+// patchCounter counts status patches that reach the API server.
+type patchCounter struct {
+	client.Client
+	n atomic.Int32
+}
+
+func (c *patchCounter) Status() client.SubResourceWriter {
+	return &countingStatus{SubResourceWriter: c.Client.Status(), n: &c.n}
+}
+
+type countingStatus struct {
+	client.SubResourceWriter
+	n *atomic.Int32
+}
+
+func (s *countingStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	s.n.Add(1)
+	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+func newDeployment(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	labels := map[string]string{"app": "x"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "patcher-", Namespace: "default"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}},
+			},
+		},
+	}
+	if err := env.Client.Create(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestPatchWritesAChangedStatusOnce(t *testing.T) {
+	ctx := context.Background()
+	c := &patchCounter{Client: env.Client}
+	d := newDeployment(t)
+	p := NewPatcher(d)
+	d.Status.ObservedGeneration = 42
+	d.Status.Replicas = 1
+	if err := p.Patch(ctx, c, d); err != nil {
+		t.Fatal(err)
+	}
+	if c.n.Load() != 1 {
+		t.Fatalf("%d status patches, want 1", c.n.Load())
+	}
+	got := &appsv1.Deployment{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ObservedGeneration != 42 || got.Status.Replicas != 1 {
+		t.Fatalf("status on the server = %+v", got.Status)
+	}
+}
+
+func TestPatchMakesNoRequestWhenStatusIsUnchanged(t *testing.T) {
+	ctx := context.Background()
+	c := &patchCounter{Client: env.Client}
+	d := newDeployment(t)
+	p := NewPatcher(d)
+	d.Labels = map[string]string{"only": "metadata"} // not status: not written by the patcher
+	if err := p.Patch(ctx, c, d); err != nil {
+		t.Fatal(err)
+	}
+	if c.n.Load() != 0 {
+		t.Fatalf("%d status patches for an unchanged status, want 0", c.n.Load())
+	}
+}
+
+func TestPatchIgnoresAnObjectDeletedMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	d := newDeployment(t)
+	p := NewPatcher(d)
+	if err := env.Client.Delete(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	d.Status.ObservedGeneration = 7
+	if err := p.Patch(ctx, env.Client, d); err != nil {
+		t.Fatalf("patching a deleted object's status: %v", err)
+	}
+}
