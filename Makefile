@@ -82,7 +82,7 @@ test-hack-%:
 lint: $(addprefix lint-,$(MODULES)) $(addprefix lint-hack-,$(notdir $(HACK_MODULES))) ## Lint every module with the root .golangci.yml.
 
 lint-%: $(GOLANGCI_LINT) ## Lint one module.
-	cd $(call moddir,$*) && $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml --build-tags e2e ./...
+	cd $(call moddir,$*) && $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml --build-tags e2e,bench ./...
 
 lint-hack-%: $(GOLANGCI_LINT)
 	cd hack/$* && GOWORK=off $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml ./...
@@ -107,7 +107,7 @@ tidy-hack-%:
 fmt: ## gofmt every module.
 	gofmt -l -w $(foreach m,$(MODULES),$(call moddir,$(m))) $(HACK_MODULES)
 vet: ## go vet every module.
-	$(foreach m,$(MODULES),(cd $(call moddir,$(m)) && go vet -tags e2e ./...) &&) true
+	$(foreach m,$(MODULES),(cd $(call moddir,$(m)) && go vet -tags e2e,bench ./...) &&) true
 
 .PHONY: verify
 verify: generate tidy fmt ## Regenerate everything and fail if that changed any file.
@@ -162,6 +162,14 @@ e2e: tools $(GINKGO) ## The ginkgo e2e suites on a fresh local cluster they brin
 	@$(MAKE) --no-print-directory cluster-down cluster-up; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
 	(cd e2e && E2E_LOG_DIR=$(LOCAL)/logs/e2e $(GINKGO) --no-color -tags e2e -v ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
+	$(MAKE) --no-print-directory cluster-down; exit $$rc
+
+##@ Benchmarks
+
+.PHONY: bench-gordon
+bench-gordon: tools ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a fresh local cluster: times, ratio, requests, memory.
+	@$(MAKE) --no-print-directory cluster-down cluster-up
+	@rc=0; (cd e2e && go test -tags bench -run TestBenchGordon -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-gordon.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down; exit $$rc
 
 ##@ Tools

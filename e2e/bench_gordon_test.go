@@ -1,0 +1,267 @@
+//go:build bench
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/quintet-operators/quintet/shared/localcluster"
+)
+
+// The benchmark's shape: the issue's 100 owners × 10 replicas, 10% of pods deleted.
+const (
+	benchOwners     = 100
+	benchReplicas   = 10
+	benchDeleteFrac = 10
+	benchMetrics    = "127.0.0.1:18080"
+	benchTimeout    = 10 * time.Minute
+)
+
+// TestBenchGordon runs 100 Gordons × 10 replicas, and the same pods under 100 ReplicaSets
+// managed by kube-controller-manager (the anchor), on the local cluster, and prints both
+// times, their ratio, the operator's API requests and its peak memory.
+func TestBenchGordon(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := localcluster.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{
+		Paths: []string{filepath.Join("..", "operators", "gordon", "config", "crd", "bases")}, ErrorIfPathMissing: true,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	manager := startBenchManager(t)
+
+	opNS := benchNamespace(t, c, "bench-gordon")
+	requestsBefore := scrapeRequests(t)
+	opUp := timeUntilRunning(t, c, opNS, func() {
+		for i := range benchOwners {
+			g := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "operator.prgcont.cz/v1", "kind": "Gordon",
+				"metadata": map[string]any{"name": fmt.Sprintf("g%03d", i), "namespace": opNS},
+				"spec":     map[string]any{"gordon": map[string]any{"replicas": int64(benchReplicas)}},
+			}}
+			must(t, c.Create(ctx, g))
+		}
+	})
+	opReplace := timeUntilRunning(t, c, opNS, func() { deleteEveryNth(t, c, opNS, benchDeleteFrac) })
+	requestsAfter := scrapeRequests(t)
+
+	// Steady state: nothing changes for 10 s; the operator must not write.
+	time.Sleep(2 * time.Second)
+	steadyBefore := scrapeRequests(t)
+	time.Sleep(10 * time.Second)
+	steadyAfter := scrapeRequests(t)
+	peakMemory := peakRSS(t, manager)
+	must(t, c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opNS}}))
+
+	rsNS := benchNamespace(t, c, "bench-replicaset")
+	rsUp := timeUntilRunning(t, c, rsNS, func() {
+		for i := range benchOwners {
+			must(t, c.Create(ctx, benchReplicaSet(rsNS, fmt.Sprintf("rs%03d", i))))
+		}
+	})
+	rsReplace := timeUntilRunning(t, c, rsNS, func() { deleteEveryNth(t, c, rsNS, benchDeleteFrac) })
+	must(t, c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rsNS}}))
+
+	total := benchOwners * benchReplicas
+	fmt.Printf("\n== bench-gordon: %d owners x %d replicas = %d pods on kwok nodes\n", benchOwners, benchReplicas, total)
+	fmt.Printf("%-34s %12s %12s %8s\n", "", "gordon", "replicaset", "ratio")
+	fmt.Printf("%-34s %12s %12s %8.2f\n", "create to all Running", opUp.Round(time.Millisecond), rsUp.Round(time.Millisecond), opUp.Seconds()/rsUp.Seconds())
+	fmt.Printf("%-34s %12s %12s %8.2f\n", fmt.Sprintf("replace %d deleted pods", total/benchDeleteFrac),
+		opReplace.Round(time.Millisecond), rsReplace.Round(time.Millisecond), opReplace.Seconds()/rsReplace.Seconds())
+	fmt.Printf("operator API requests (create + replace): %s\n", requestsAfter.sub(requestsBefore))
+	fmt.Printf("operator API requests in 10 s of steady state: %s (writes: %d)\n",
+		steadyAfter.sub(steadyBefore), steadyAfter.sub(steadyBefore).writes())
+	fmt.Printf("operator peak memory (VmHWM): %.1f MiB\n", float64(peakMemory)/(1<<20))
+	fmt.Println("client limits: gordon manager none (API Priority and Fairness); kube-controller-manager QPS 50, burst 100, 5 ReplicaSet workers")
+
+	if w := steadyAfter.sub(steadyBefore).writes(); w != 0 {
+		t.Errorf("the operator made %d writes in steady state, want 0", w)
+	}
+}
+
+// startBenchManager builds and runs the gordon manager with plain-HTTP metrics on loopback.
+func startBenchManager(t *testing.T) *exec.Cmd {
+	bin := filepath.Join(t.TempDir(), "gordon-manager")
+	build := exec.Command("go", "build", "-o", bin, "./cmd")
+	build.Dir = filepath.Join("..", "operators", "gordon")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the manager: %v\n%s", err, out)
+	}
+	logf, err := os.Create(filepath.Join(t.TempDir(), "manager.log"))
+	must(t, err)
+	cmd := exec.Command(bin, "--metrics-bind-address="+benchMetrics, "--metrics-secure=false",
+		"--health-probe-bind-address=0", "--leader-elect=false")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get("http://" + benchMetrics + "/metrics"); err == nil {
+			_ = resp.Body.Close()
+			return cmd
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatal("the manager's metrics endpoint never answered")
+	return nil
+}
+
+func benchNamespace(t *testing.T, c client.Client, name string) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: name + "-"}}
+	must(t, c.Create(context.Background(), ns))
+	return ns.Name
+}
+
+func benchReplicaSet(namespace, name string) *appsv1.ReplicaSet {
+	labels := map[string]string{"bench": name}
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: ptr.To[int32](benchReplicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "gordon", Image: "prgcont/gordon:v1.0"}}},
+			},
+		},
+	}
+}
+
+// timeUntilRunning runs act and measures until the namespace has exactly the benchmark's pod
+// count, all Running and none terminating, with every pod created after act started Running.
+func timeUntilRunning(t *testing.T, c client.Client, namespace string, act func()) time.Duration {
+	ctx := context.Background()
+	start := time.Now()
+	act()
+	want := benchOwners * benchReplicas
+	for time.Since(start) < benchTimeout {
+		list := &corev1.PodList{}
+		must(t, c.List(ctx, list, client.InNamespace(namespace)))
+		running := 0
+		for _, p := range list.Items {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if running == want && len(list.Items) == want {
+			return time.Since(start)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: pods not all Running after %s", namespace, benchTimeout)
+	return 0
+}
+
+// deleteEveryNth deletes every nth pod of the namespace.
+func deleteEveryNth(t *testing.T, c client.Client, namespace string, n int) {
+	ctx := context.Background()
+	list := &corev1.PodList{}
+	must(t, c.List(ctx, list, client.InNamespace(namespace)))
+	for i := 0; i < len(list.Items); i += n {
+		must(t, client.IgnoreNotFound(c.Delete(ctx, &list.Items[i])))
+	}
+}
+
+// requestCounts is rest_client_requests_total of the manager, summed by HTTP method.
+type requestCounts map[string]float64
+
+func (r requestCounts) sub(o requestCounts) requestCounts {
+	d := requestCounts{}
+	for k, v := range r {
+		if v-o[k] != 0 {
+			d[k] = v - o[k]
+		}
+	}
+	return d
+}
+
+func (r requestCounts) writes() int {
+	return int(r["POST"] + r["PUT"] + r["PATCH"] + r["DELETE"])
+}
+
+func (r requestCounts) String() string {
+	var parts []string
+	total := 0.0
+	for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+		if r[m] != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", m, int(r[m])))
+			total += r[m]
+		}
+	}
+	return fmt.Sprintf("%d (%s)", int(total), strings.Join(parts, ", "))
+}
+
+func scrapeRequests(t *testing.T) requestCounts {
+	resp, err := http.Get("http://" + benchMetrics + "/metrics")
+	must(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	counts := requestCounts{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		labels, value, _ := strings.Cut(strings.TrimPrefix(line, "rest_client_requests_total{"), "} ")
+		v, err := strconv.ParseFloat(value, 64)
+		must(t, err)
+		for _, l := range strings.Split(labels, ",") {
+			if k, m, ok := strings.Cut(l, "="); ok && k == "method" {
+				counts[strings.Trim(m, `"`)] += v
+			}
+		}
+	}
+	must(t, sc.Err())
+	return counts
+}
+
+// peakRSS reads the process's peak resident set size (VmHWM) in bytes.
+func peakRSS(t *testing.T, cmd *exec.Cmd) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	must(t, err)
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			must(t, err)
+			return kb * 1024
+		}
+	}
+	t.Fatal("no VmHWM in /proc status")
+	return 0
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
