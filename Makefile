@@ -10,6 +10,8 @@ ROOT  := $(CURDIR)
 BIN   := $(ROOT)/bin
 LOCAL := $(ROOT)/.local
 export KUBECONFIG ?= $(LOCAL)/kubeconfig
+# kwok nodes of the local cluster, 110 pods each.
+CLUSTER_NODES ?= 3
 
 ## Modules ------------------------------------------------------------------------------
 # One list drives every per-module target. A module's short name is its folder name;
@@ -145,7 +147,7 @@ run: ## Run one manager locally: make run OPERATOR=<name> ARGS="--flag ...".
 
 .PHONY: cluster-up
 cluster-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Start the local cluster (etcd, control plane, kwok nodes) on 127.0.0.1.
-	$(LOCALCLUSTER) up --dir $(LOCAL) --bin $(KUBE_BIN)
+	$(LOCALCLUSTER) up --dir $(LOCAL) --bin $(KUBE_BIN) --nodes $(CLUSTER_NODES)
 
 .PHONY: cluster-down
 cluster-down: $(LOCALCLUSTER) ## Stop the local cluster's processes and remove its state (logs stay).
@@ -168,7 +170,7 @@ e2e: tools $(GINKGO) ## The ginkgo e2e suites on a fresh local cluster they brin
 
 .PHONY: bench-gordon
 bench-gordon: tools ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a fresh local cluster: times, ratio, requests, memory.
-	@$(MAKE) --no-print-directory cluster-down cluster-up
+	@$(MAKE) --no-print-directory cluster-down cluster-up CLUSTER_NODES=12
 	@rc=0; (cd e2e && go test -tags bench -run TestBenchGordon -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-gordon.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down; exit $$rc
 

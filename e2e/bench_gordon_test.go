@@ -33,7 +33,7 @@ const (
 	benchReplicas   = 10
 	benchDeleteFrac = 10
 	benchMetrics    = "127.0.0.1:18080"
-	benchTimeout    = 10 * time.Minute
+	benchTimeout    = 5 * time.Minute
 )
 
 // TestBenchGordon runs 100 Gordons × 10 replicas, and the same pods under 100 ReplicaSets
@@ -71,13 +71,15 @@ func TestBenchGordon(t *testing.T) {
 	opReplace := timeUntilRunning(t, c, opNS, func() { deleteEveryNth(t, c, opNS, benchDeleteFrac) })
 	requestsAfter := scrapeRequests(t)
 
-	// Steady state: nothing changes for 10 s; the operator must not write.
-	time.Sleep(2 * time.Second)
+	// Steady state: every Gordon reports all its pods Ready; then nothing changes for 10 s
+	// and the operator must not write.
+	statusCaughtUp := waitGordonsReady(t, c, opNS)
+	time.Sleep(5 * time.Second)
 	steadyBefore := scrapeRequests(t)
 	time.Sleep(10 * time.Second)
 	steadyAfter := scrapeRequests(t)
 	peakMemory := peakRSS(t, manager)
-	must(t, c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: opNS}}))
+	deleteNamespace(t, c, opNS) // frees the nodes' pod slots for the anchor
 
 	rsNS := benchNamespace(t, c, "bench-replicaset")
 	rsUp := timeUntilRunning(t, c, rsNS, func() {
@@ -86,7 +88,7 @@ func TestBenchGordon(t *testing.T) {
 		}
 	})
 	rsReplace := timeUntilRunning(t, c, rsNS, func() { deleteEveryNth(t, c, rsNS, benchDeleteFrac) })
-	must(t, c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: rsNS}}))
+	deleteNamespace(t, c, rsNS)
 
 	total := benchOwners * benchReplicas
 	fmt.Printf("\n== bench-gordon: %d owners x %d replicas = %d pods on kwok nodes\n", benchOwners, benchReplicas, total)
@@ -94,6 +96,7 @@ func TestBenchGordon(t *testing.T) {
 	fmt.Printf("%-34s %12s %12s %8.2f\n", "create to all Running", opUp.Round(time.Millisecond), rsUp.Round(time.Millisecond), opUp.Seconds()/rsUp.Seconds())
 	fmt.Printf("%-34s %12s %12s %8.2f\n", fmt.Sprintf("replace %d deleted pods", total/benchDeleteFrac),
 		opReplace.Round(time.Millisecond), rsReplace.Round(time.Millisecond), opReplace.Seconds()/rsReplace.Seconds())
+	fmt.Printf("every Gordon's status Ready after the replacement: %s later\n", statusCaughtUp.Round(time.Millisecond))
 	fmt.Printf("operator API requests (create + replace): %s\n", requestsAfter.sub(requestsBefore))
 	fmt.Printf("operator API requests in 10 s of steady state: %s (writes: %d)\n",
 		steadyAfter.sub(steadyBefore), steadyAfter.sub(steadyBefore).writes())
@@ -163,10 +166,11 @@ func timeUntilRunning(t *testing.T, c client.Client, namespace string, act func(
 	start := time.Now()
 	act()
 	want := benchOwners * benchReplicas
+	running, total := 0, 0
 	for time.Since(start) < benchTimeout {
 		list := &corev1.PodList{}
 		must(t, c.List(ctx, list, client.InNamespace(namespace)))
-		running := 0
+		running, total = 0, len(list.Items)
 		for _, p := range list.Items {
 			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
 				running++
@@ -177,8 +181,58 @@ func timeUntilRunning(t *testing.T, c client.Client, namespace string, act func(
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("%s: pods not all Running after %s", namespace, benchTimeout)
+	t.Fatalf("%s: %d of %d pods Running (%d pods in all) after %s", namespace, running, want, total, benchTimeout)
 	return 0
+}
+
+// waitGordonsReady waits until every Gordon in the namespace is Ready with all its replicas
+// Ready at its current generation, and returns how long that took.
+func waitGordonsReady(t *testing.T, c client.Client, namespace string) time.Duration {
+	ctx := context.Background()
+	start := time.Now()
+	for time.Since(start) < benchTimeout {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion("operator.prgcont.cz/v1")
+		list.SetKind("GordonList")
+		must(t, c.List(ctx, list, client.InNamespace(namespace)))
+		ready := 0
+		for _, g := range list.Items {
+			observed, _, _ := unstructured.NestedInt64(g.Object, "status", "observedGeneration")
+			readyReplicas, _, _ := unstructured.NestedInt64(g.Object, "status", "readyReplicas")
+			if observed == g.GetGeneration() && readyReplicas == benchReplicas && conditionTrue(g, "Ready") {
+				ready++
+			}
+		}
+		if ready == benchOwners {
+			return time.Since(start)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("Gordons not all Ready after %s", benchTimeout)
+	return 0
+}
+
+func conditionTrue(u unstructured.Unstructured, condType string) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == condType {
+			return m["status"] == "True"
+		}
+	}
+	return false
+}
+
+// deleteNamespace deletes a namespace and waits until it is gone.
+func deleteNamespace(t *testing.T, c client.Client, name string) {
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	must(t, c.Delete(ctx, ns))
+	for deadline := time.Now().Add(benchTimeout); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(ns), ns); client.IgnoreNotFound(err) == nil && err != nil {
+			return
+		}
+	}
+	t.Fatalf("namespace %s still exists after %s", name, benchTimeout)
 }
 
 // deleteEveryNth deletes every nth pod of the namespace.

@@ -3,9 +3,12 @@
 package e2e
 
 import (
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +56,20 @@ var _ = Describe("The local cluster", func() {
 			}
 			g.Expect(ready).To(BeNumerically(">=", 3))
 		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("renews a Lease for every kwok node, so the node lifecycle controller keeps them Ready", func(ctx SpecContext) {
+		nodes := &corev1.NodeList{}
+		Expect(k8sClient.List(ctx, nodes, client.MatchingLabels{"quintet.dev/node": "kwok"})).To(Succeed())
+		Expect(nodes.Items).NotTo(BeEmpty())
+		for _, n := range nodes.Items {
+			lease := &coordinationv1.Lease{}
+			Eventually(func(g Gomega) {
+				g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: corev1.NamespaceNodeLease, Name: n.Name}, lease)).To(Succeed())
+				g.Expect(lease.Spec.RenewTime).NotTo(BeNil())
+				g.Expect(time.Since(lease.Spec.RenewTime.Time)).To(BeNumerically("<", 40*time.Second))
+			}).WithContext(ctx).Should(Succeed(), "node %s has no fresh Lease", n.Name)
+		}
 	})
 
 	It("runs a 3-replica Deployment to Available", func(ctx SpecContext) {

@@ -145,6 +145,10 @@ func (l *layout) processes() []process {
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokAnnotation + "=fake",
 			"--cidr=" + kwokPodCIDR, "--node-ip=" + host,
+			// Renew each node's Lease, as a kubelet does; without it the node lifecycle
+			// controller declares the nodes dead after its grace period and marks every pod
+			// NotReady, over and over.
+			"--node-lease-duration-seconds=40",
 			fmt.Sprintf("--server-address=%s:%d", host, kwokServerPort),
 		}},
 	}
