@@ -38,7 +38,7 @@ func startOperator(name string, env []string, args ...string) {
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
 
-	logFile, err := os.Create(filepath.Join(logDir(), name+"-manager.log"))
+	logFile, err := os.CreateTemp(logDir(), name+"-manager-*.log")
 	Expect(err).NotTo(HaveOccurred())
 	// Metrics and probes off: several managers share this host. One replica: no election.
 	args = append([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false"}, args...)

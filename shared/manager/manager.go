@@ -109,3 +109,22 @@ func New(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ctrl.O
 	}
 	return mgr, nil
 }
+
+// Run builds the manager, lets setup add the controllers, and runs until SIGTERM or SIGINT.
+// It logs and exits the process with status 1 on any error, as a main function would.
+func Run(name string, f Flags, scheme *runtime.Scheme, setup func(ctrl.Manager) error, customize ...func(*ctrl.Options)) {
+	mgr, err := New(name, f, scheme, customize...)
+	if err != nil {
+		ctrl.Log.Error(err, "Unable to create the manager")
+		os.Exit(1)
+	}
+	if err := setup(mgr); err != nil {
+		ctrl.Log.Error(err, "Unable to set up the controllers")
+		os.Exit(1)
+	}
+	ctrl.Log.Info("Starting the manager", "operator", name)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		ctrl.Log.Error(err, "The manager stopped with an error")
+		os.Exit(1)
+	}
+}

@@ -4,11 +4,15 @@
 package testenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -29,8 +33,8 @@ var requiredBinaries = []string{"kube-apiserver", "etcd"}
 type Options struct {
 	// CRDDirectoryPaths are installed before Start returns; each must exist.
 	CRDDirectoryPaths []string
-	// Scheme for the client; client-go's scheme when nil.
-	Scheme *runtime.Scheme
+	// AddToScheme registers the operator's API types, beside client-go's built-in ones.
+	AddToScheme []func(*runtime.Scheme) error
 }
 
 // Env is a running API server with a client for it.
@@ -38,6 +42,7 @@ type Env struct {
 	Environment *envtest.Environment
 	Config      *rest.Config
 	Client      client.Client
+	Scheme      *runtime.Scheme
 }
 
 // AssetsDir returns the directory holding kube-apiserver and etcd: $KUBEBUILDER_ASSETS when
@@ -82,9 +87,11 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme := opts.Scheme
-	if scheme == nil {
-		scheme = clientgoscheme.Scheme
+	scheme := runtime.NewScheme()
+	for _, add := range append([]func(*runtime.Scheme) error{clientgoscheme.AddToScheme}, opts.AddToScheme...) {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
@@ -100,7 +107,17 @@ func Start(opts Options) (*Env, error) {
 	if err != nil {
 		return nil, errors.Join(err, env.Stop())
 	}
-	return &Env{Environment: env, Config: cfg, Client: c}, nil
+	return &Env{Environment: env, Config: cfg, Client: c, Scheme: scheme}, nil
+}
+
+// NewNamespace creates a namespace named prefix-<random> for one test.
+func (e *Env) NewNamespace(t testing.TB, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := e.Client.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
 }
 
 // Stop ends the API server and etcd.

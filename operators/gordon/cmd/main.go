@@ -3,7 +3,6 @@ package main
 
 import (
 	"flag"
-	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -25,23 +24,11 @@ func main() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1.AddToScheme(scheme))
 
-	mgr, err := manager.New("gordon", flags, scheme, gordon.CacheOptions)
-	if err != nil {
-		ctrl.Log.Error(err, "Unable to start the manager")
-		os.Exit(1)
-	}
-	r := &gordon.Reconciler{
-		Client:                  mgr.GetClient(),
-		Recorder:                mgr.GetEventRecorder("gordon-controller"),
-		MaxConcurrentReconciles: *concurrency,
-	}
-	if err := r.SetupWithManager(mgr); err != nil {
-		ctrl.Log.Error(err, "Unable to set up the controller", "controller", "gordon")
-		os.Exit(1)
-	}
-	ctrl.Log.Info("Starting the manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
-		ctrl.Log.Error(err, "The manager stopped with an error")
-		os.Exit(1)
-	}
+	manager.Run("gordon", flags, scheme, func(mgr ctrl.Manager) error {
+		return (&gordon.Reconciler{
+			Client:                  mgr.GetClient(),
+			Recorder:                mgr.GetEventRecorder("gordon-controller"),
+			MaxConcurrentReconciles: *concurrency,
+		}).SetupWithManager(mgr)
+	}, gordon.CacheOptions)
 }

@@ -23,15 +23,7 @@ const (
 	tick    = 100 * time.Millisecond
 )
 
-// newNamespace makes a namespace for one test.
-func newNamespace(t *testing.T) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "gordon-test-"}}
-	if err := env.Client.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
+func newNamespace(t *testing.T) string { return env.NewNamespace(t, "gordon-test") }
 
 func newGordon(t *testing.T, ns string, replicas int32) *v1.Gordon {
 	t.Helper()

@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -32,13 +31,10 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	scheme := runtime.NewScheme()
-	must(clientgoscheme.AddToScheme(scheme))
-	must(v1.AddToScheme(scheme))
 	var err error
 	env, err = testenv.Start(testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
-		Scheme:            scheme,
+		AddToScheme:       []func(*runtime.Scheme) error{v1.AddToScheme},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -46,7 +42,7 @@ func runSuite(m *testing.M) int {
 	}
 	defer func() { must(env.Stop()) }()
 
-	opts := ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}}
+	opts := ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}}
 	CacheOptions(&opts)
 	opts.Cache.NewInformer = newLaggingInformer
 	mgr, err := ctrl.NewManager(env.Config, opts)

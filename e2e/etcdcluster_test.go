@@ -1,0 +1,100 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const etcdSample = "example-etcd-cluster"
+
+// expectEtcdObjects waits for the objects of a cluster and returns its member ConfigMap.
+func expectEtcdObjects(ctx context.Context, namespace string) *corev1.ConfigMap {
+	key := func(name string) client.ObjectKey { return client.ObjectKey{Namespace: namespace, Name: name} }
+	cm := &corev1.ConfigMap{}
+	Eventually(func(g Gomega) {
+		sts := &appsv1.StatefulSet{}
+		g.Expect(k8sClient.Get(ctx, key(etcdSample), sts)).To(Succeed())
+		g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("docker.io/prgcont/etcd:v3.2.13"))
+		g.Expect(k8sClient.Get(ctx, key(etcdSample), &corev1.Service{})).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, key(etcdSample+"-client"), &corev1.Service{})).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, key(etcdSample), &policyv1.PodDisruptionBudget{})).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, key(etcdSample+"-members"), cm)).To(Succeed())
+		// The tutorial's `kubectl get po -l etcd_cluster=...` finds the member pods.
+		pods := &corev1.PodList{}
+		g.Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"etcd_cluster": etcdSample})).To(Succeed())
+		g.Expect(pods.Items).NotTo(BeEmpty())
+	}).WithContext(ctx).Should(Succeed())
+	return cm
+}
+
+// expectMembersUnreachable: on kwok nodes no etcd runs, and the status says so.
+func expectMembersUnreachable(ctx context.Context, namespace string) {
+	c := &unstructured.Unstructured{}
+	c.SetAPIVersion("etcd.database.coreos.com/v1beta2")
+	c.SetKind("EtcdCluster")
+	c.SetNamespace(namespace)
+	c.SetName(etcdSample)
+	Eventually(func(g Gomega) {
+		g.Expect(conditionStatus(ctx, c, "Available")).To(Equal("False"))
+		g.Expect(conditionStatus(ctx, c, "Ready")).To(Equal("False"))
+		got := c.DeepCopy()
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), got)).To(Succeed())
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		var reasons []string
+		for _, cond := range conds {
+			m := cond.(map[string]any)
+			if m["type"] == "Available" {
+				reasons = append(reasons, m["reason"].(string))
+			}
+		}
+		g.Expect(reasons).To(ConsistOf("MembersUnreachable"))
+	}).WithContext(ctx).Should(Succeed())
+}
+
+var _ = Describe("The etcd-cluster operator on kwok nodes", Ordered, func() {
+	var etc, etc2, wide string
+
+	BeforeAll(func(ctx SpecContext) {
+		etc = createNamespace(ctx, "etc", nil)
+		etc2 = createNamespace(ctx, "etc2", nil)
+		wide = createNamespace(ctx, "etc-clusterwide", nil)
+		startOperator("etcd-cluster", []string{"WATCH_NAMESPACE=" + etc + "," + etc2})
+		startOperator("etcd-cluster", nil, "--cluster-wide")
+	})
+
+	It("reconciles the tutorial's sample to its objects and says honestly that no member answers", func(ctx SpecContext) {
+		applySample(ctx, "etcd-cluster", "etcd_v1beta2_etcdcluster.yaml", etc)
+		expectEtcdObjects(ctx, etc)
+		expectMembersUnreachable(ctx, etc)
+	})
+
+	It("keeps a second cluster of the same name in another namespace independent", func(ctx SpecContext) {
+		applySample(ctx, "etcd-cluster", "etcd_v1beta2_etcdcluster.yaml", etc2)
+		cm := expectEtcdObjects(ctx, etc2)
+		Expect(cm.Data["ETCD_INITIAL_CLUSTER"]).To(ContainSubstring("." + etc2 + ".svc"))
+		Expect(cm.Data["ETCD_INITIAL_CLUSTER"]).NotTo(ContainSubstring("." + etc + ".svc"))
+		first := &corev1.ConfigMap{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: etc, Name: etcdSample + "-members"}, first)).To(Succeed())
+		Expect(first.OwnerReferences[0].UID).NotTo(Equal(cm.OwnerReferences[0].UID))
+	})
+
+	It("leaves the clusterwide-annotated sample to the --cluster-wide manager", func(ctx SpecContext) {
+		c := applySample(ctx, "etcd-cluster", "etcd_v1beta2_etcdcluster_clusterwide.yaml", wide)
+		Expect(c.GetAnnotations()).To(HaveKeyWithValue("etcd.database.coreos.com/scope", "clusterwide"))
+		expectEtcdObjects(ctx, wide)
+		expectMembersUnreachable(ctx, wide)
+		sts := &appsv1.StatefulSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: wide, Name: etcdSample}, sts)).To(Succeed())
+		Expect(metav1.IsControlledBy(sts, c)).To(BeTrue())
+	})
+})

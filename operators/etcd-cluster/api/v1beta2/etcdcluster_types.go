@@ -1,0 +1,196 @@
+package v1beta2
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Defaults of an EtcdCluster.
+const (
+	DefaultVersion     = "3.6.8"
+	DefaultRepository  = "gcr.io/etcd-development/etcd"
+	DefaultStorageSize = "1Gi"
+)
+
+// EtcdClusterSpec is the desired state of an etcd cluster.
+type EtcdClusterSpec struct {
+	// size is the number of members, 1 to 9. An even size tolerates no more failures than
+	// the odd size below it; it is allowed, and reported in the Degraded condition's message.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=9
+	// +kubebuilder:default=3
+	// +optional
+	Size int32 `json:"size,omitempty"`
+
+	// version of etcd, a semantic version without a leading "v" (the image tag is "v"+version).
+	// +kubebuilder:default="3.6.8"
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$')",message="version must be a semantic version such as 3.6.8, without a leading v"
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// repository of the etcd image.
+	// +kubebuilder:default="gcr.io/etcd-development/etcd"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Repository string `json:"repository,omitempty"`
+
+	// paused stops the operator from changing the cluster; status is still reported.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// pod is the policy for the member pods.
+	// +optional
+	Pod *PodPolicy `json:"pod,omitempty"`
+}
+
+// PodPolicy shapes the member pods.
+type PodPolicy struct {
+	// resources of the etcd container.
+	// +optional
+	Resources corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// nodeSelector of the member pods.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations of the member pods.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// storage of each member's data.
+	// +optional
+	Storage *StorageSpec `json:"storage,omitempty"`
+
+	// etcdArgs are extra etcd flags, such as --quota-backend-bytes=4294967296. Flags the
+	// operator manages (names, URLs, the initial cluster, the data directory) are refused.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.all(a, a.startsWith('--'))",message="each etcdArgs entry must be a flag starting with --"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !['--name', '--data-dir', '--listen-client-urls', '--listen-peer-urls', '--advertise-client-urls', '--initial-advertise-peer-urls', '--initial-cluster', '--initial-cluster-state', '--initial-cluster-token'].exists(f, a == f || a.startsWith(f + '=')))",message="etcdArgs must not set flags the operator manages (name, data dir, URLs, initial cluster)"
+	// +optional
+	EtcdArgs []string `json:"etcdArgs,omitempty"`
+}
+
+// StorageSpec is the persistent volume of each member.
+type StorageSpec struct {
+	// size of each member's volume.
+	// +kubebuilder:default="1Gi"
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// storageClassName of the volumes; the cluster's default class when unset.
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+}
+
+// Phase summarises the cluster's state for people; conditions carry the details.
+// +kubebuilder:validation:Enum=Creating;Running;Scaling;Upgrading;Paused;Failed
+type Phase string
+
+// Phases of an EtcdCluster.
+const (
+	PhaseCreating  Phase = "Creating"
+	PhaseRunning   Phase = "Running"
+	PhaseScaling   Phase = "Scaling"
+	PhaseUpgrading Phase = "Upgrading"
+	PhasePaused    Phase = "Paused"
+	PhaseFailed    Phase = "Failed"
+)
+
+// MemberStatus is one etcd member as the cluster reports it.
+type MemberStatus struct {
+	// name of the member, which is its pod's name.
+	// +required
+	Name string `json:"name"`
+	// id of the member in hexadecimal, as etcdctl prints it.
+	// +optional
+	ID string `json:"id,omitempty"`
+	// ready is true when the member answers its health check.
+	// +optional
+	Ready bool `json:"ready"`
+	// learner is true while the member is a non-voting learner catching up.
+	// +optional
+	Learner bool `json:"learner,omitempty"`
+}
+
+// EtcdClusterStatus is the observed state of an etcd cluster.
+type EtcdClusterStatus struct {
+	// observedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// phase summarises the state.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// size is the number of members the cluster has.
+	// +optional
+	Size int32 `json:"size"`
+	// readyMembers is the number of members that answer their health check.
+	// +optional
+	ReadyMembers int32 `json:"readyMembers"`
+	// currentVersion is the etcd version every member runs.
+	// +optional
+	CurrentVersion string `json:"currentVersion,omitempty"`
+	// targetVersion is the version an upgrade in progress moves to.
+	// +optional
+	TargetVersion string `json:"targetVersion,omitempty"`
+	// members of the cluster.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Members []MemberStatus `json:"members,omitempty"`
+	// leaderID is the id of the current leader, in hexadecimal.
+	// +optional
+	LeaderID string `json:"leaderID,omitempty"`
+	// clientService is the Service clients connect to, port 2379.
+	// +optional
+	ClientService string `json:"clientService,omitempty"`
+	// conditions: Ready, Available, Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// EtcdCluster is an etcd cluster the operator runs: members in a StatefulSet, membership
+// changed through etcd's own cluster API one member at a time.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.size,statuspath=.status.size
+// +kubebuilder:resource:shortName=etcd,categories=quintet
+// +kubebuilder:printcolumn:name="Size",type=integer,JSONPath=`.spec.size`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.currentVersion`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type EtcdCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired state.
+	// +optional
+	Spec EtcdClusterSpec `json:"spec,omitempty"`
+
+	// status is the observed state.
+	// +optional
+	Status EtcdClusterStatus `json:"status,omitempty"`
+}
+
+// EtcdClusterList is a list of EtcdClusters.
+// +kubebuilder:object:root=true
+type EtcdClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []EtcdCluster `json:"items"`
+}
+
+// GetConditions returns the status conditions.
+func (c *EtcdCluster) GetConditions() []metav1.Condition { return c.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (c *EtcdCluster) SetConditions(conds []metav1.Condition) { c.Status.Conditions = conds }

@@ -1,0 +1,190 @@
+// Package etcdcluster reconciles EtcdClusters: the Services, PodDisruptionBudget and
+// StatefulSet of a cluster, and its membership, changed through etcd's cluster API one
+// member at a time by the membership engine.
+package etcdcluster
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
+	"github.com/quintet-operators/quintet/shared/status"
+)
+
+// How often a pass looks again: soon while membership changes, less often when stable
+// (member health is only learnt by asking).
+const (
+	requeueChanging    = 5 * time.Second
+	requeueUnreachable = 15 * time.Second
+	requeueStable      = 30 * time.Second
+)
+
+// Reconciler runs etcd clusters.
+type Reconciler struct {
+	client.Client
+	Recorder recorder.EventRecorder
+	// ClusterWide: act only on clusters annotated etcd.database.coreos.com/scope=clusterwide
+	// (in any namespace). Otherwise act only on clusters without that annotation.
+	ClusterWide bool
+	// Dial opens etcd clients; etcd.New when nil.
+	Dial etcd.Dialer
+	// Addresses is the address scheme of members; DNSAddresses when nil.
+	Addresses func(*v1beta2.EtcdCluster) membership.Addresses
+}
+
+// +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=pods;persistentvolumeclaims,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one etcd cluster towards its spec and reports what it sees.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	c := &v1beta2.EtcdCluster{}
+	if err := r.Get(ctx, req.NamespacedName, c); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.manages(c) || !c.DeletionTimestamp.IsZero() {
+		// Another operator's cluster, or one going away with everything it owns.
+		return ctrl.Result{}, nil
+	}
+	patcher := status.NewPatcher(c)
+	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, c)}) }()
+	return r.reconcileNormal(ctx, c)
+}
+
+// manages applies the CoreOS operator's scope rule.
+func (r *Reconciler) manages(c *v1beta2.EtcdCluster) bool {
+	clusterWide := c.Annotations[v1beta2.ScopeAnnotation] == v1beta2.ScopeClusterWide
+	return clusterWide == r.ClusterWide
+}
+
+func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster) (ctrl.Result, error) {
+	r.warnEvenSize(c)
+	version, upgradeErr := imageVersion(c)
+	engine := r.engine(c, version)
+	step, report, err := r.reconcileMembers(ctx, c, engine, version)
+	if err != nil {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1beta2.DegradedCondition, string(step.Action), "%v", err)
+		return ctrl.Result{}, err
+	}
+	r.recordStep(c, step)
+	setStatus(c, report, step, upgradeErr, r.addresses(c))
+	return ctrl.Result{RequeueAfter: requeueAfter(step, report)}, nil
+}
+
+// reconcileMembers keeps the cluster's objects current and takes one membership step; a
+// paused cluster is only observed.
+func (r *Reconciler) reconcileMembers(ctx context.Context, c *v1beta2.EtcdCluster, engine *membership.Engine,
+	version string) (membership.Step, membership.Report, error) {
+	if c.Spec.Paused {
+		report, err := engine.Observe(ctx)
+		return membership.Step{Action: actionPaused, Reason: "spec.paused is true: the operator changes nothing"}, report, err
+	}
+	for _, obj := range []client.Object{peerService(c), clientService(c), podDisruptionBudget(c)} {
+		if err := r.ensure(ctx, c, obj); err != nil {
+			return membership.Step{}, membership.Report{}, err
+		}
+	}
+	if err := r.reconcileTemplate(ctx, c, engine, version); err != nil {
+		return membership.Step{}, membership.Report{}, err
+	}
+	return engine.Reconcile(ctx, int(c.Spec.Size))
+}
+
+// reconcileTemplate keeps an existing StatefulSet's pod template (image, policy) current
+// without touching its replicas, which only membership changes move.
+func (r *Reconciler) reconcileTemplate(ctx context.Context, c *v1beta2.EtcdCluster, e *membership.Engine, version string) error {
+	n, err := e.Runtime.Workloads(ctx)
+	if err != nil || n == 0 {
+		return err
+	}
+	return r.ensure(ctx, c, statefulSet(c, int32(n), version)) //nolint:gosec // n <= 9
+}
+
+func (r *Reconciler) engine(c *v1beta2.EtcdCluster, version string) *membership.Engine {
+	dial := r.Dial
+	if dial == nil {
+		dial = etcd.New
+	}
+	return &membership.Engine{Dial: dial, Addr: r.addresses(c), Runtime: &statefulSetRuntime{r: r, c: c, version: version}}
+}
+
+func (r *Reconciler) addresses(c *v1beta2.EtcdCluster) membership.Addresses {
+	if r.Addresses != nil {
+		return r.Addresses(c)
+	}
+	return DNSAddresses(c)
+}
+
+// imageVersion is the version members run: the spec's, unless the move from the running
+// version is not a supported path; then the running one, with the reason.
+func imageVersion(c *v1beta2.EtcdCluster) (string, error) {
+	if err := checkUpgrade(c.Status.CurrentVersion, c.Spec.Version); err != nil {
+		return c.Status.CurrentVersion, err
+	}
+	return c.Spec.Version, nil
+}
+
+func (r *Reconciler) warnEvenSize(c *v1beta2.EtcdCluster) {
+	if c.Generation != c.Status.ObservedGeneration && c.Spec.Size%2 == 0 {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1beta2.ReasonEvenSize, "Validate",
+			"size %d tolerates no more member failures than size %d", c.Spec.Size, c.Spec.Size-1)
+	}
+}
+
+// recordStep emits an Event for each membership change.
+func (r *Reconciler) recordStep(c *v1beta2.EtcdCluster, step membership.Step) {
+	switch step.Action {
+	case membership.ActionBootstrap, membership.ActionAdd, membership.ActionPromote, membership.ActionRemove, membership.ActionReplace:
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, string(step.Action), string(step.Action), "Member %d: %s", step.Ordinal, step.Reason)
+	case membership.ActionRefuse:
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1beta2.ReasonUnsafeMembershipSkip, "Refuse", "%s", step.Reason)
+	}
+}
+
+func requeueAfter(step membership.Step, report membership.Report) time.Duration {
+	switch {
+	case !report.Observed.Reachable:
+		return requeueUnreachable
+	case step.Action == membership.ActionNone || step.Action == actionPaused:
+		return requeueStable
+	default:
+		return requeueChanging
+	}
+}
+
+// SetupWithManager watches the clusters in scope and the objects they own.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		c, ok := o.(*v1beta2.EtcdCluster)
+		return ok && r.manages(c)
+	})
+	name := "etcdcluster"
+	if r.ClusterWide {
+		name = "etcdcluster-clusterwide"
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1beta2.EtcdCluster{}, builder.WithPredicates(inScope)).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Named(name).
+		Complete(r)
+}

@@ -1,0 +1,164 @@
+package etcdcluster
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
+	"github.com/quintet-operators/quintet/shared/conditions"
+)
+
+// actionPaused is the step of a paused cluster: observe only.
+const actionPaused membership.Action = "Paused"
+
+// progressReasons maps a membership step to the Progressing reason it stands for.
+var progressReasons = map[membership.Action]string{
+	membership.ActionBootstrap: v1beta2.ReasonBootstrapping,
+	membership.ActionAdd:       v1beta2.ReasonScalingOut,
+	membership.ActionStart:     v1beta2.ReasonScalingOut,
+	membership.ActionPromote:   v1beta2.ReasonPromotingLearner,
+	membership.ActionRemove:    v1beta2.ReasonScalingIn,
+	membership.ActionReplace:   v1beta2.ReasonReplacingMember,
+}
+
+// memberCounts are the voting members, the healthy ones among them, and the learners.
+type memberCounts struct{ voters, healthyVoters, learners int }
+
+// setStatus computes the status from what a pass saw and did. It is pure.
+func setStatus(c *v1beta2.EtcdCluster, rep membership.Report, step membership.Step, upgradeErr error, addr membership.Addresses) {
+	c.Status.ObservedGeneration = c.Generation
+	c.Status.ClientService = clientServiceName(c)
+	n := setMembers(c, rep, addr)
+	setConditions(c, rep.Observed, n, step, upgradeErr, addr)
+}
+
+// setMembers records the members, leader and versions, and counts the members.
+func setMembers(c *v1beta2.EtcdCluster, rep membership.Report, addr membership.Addresses) memberCounts {
+	o := rep.Observed
+	st := &c.Status
+	var n memberCounts
+	if o.Reachable {
+		st.Members = st.Members[:0]
+		for _, m := range o.Members {
+			st.Members = append(st.Members, v1beta2.MemberStatus{Name: addr.Name(m.Ordinal), ID: fmt.Sprintf("%x", m.ID), Ready: m.Healthy, Learner: m.Learner})
+			switch {
+			case m.Learner:
+				n.learners++
+			case m.Healthy:
+				n.voters++
+				n.healthyVoters++
+			default:
+				n.voters++
+			}
+		}
+		slices.SortFunc(st.Members, func(a, b v1beta2.MemberStatus) int { return strings.Compare(a.Name, b.Name) })
+		st.LeaderID = ""
+		if rep.Leader != 0 {
+			st.LeaderID = fmt.Sprintf("%x", rep.Leader)
+		}
+		if rep.Version != "" {
+			st.CurrentVersion = rep.Version
+		}
+	} else {
+		// Nothing answers: what was known of the members is no longer true.
+		for i := range st.Members {
+			st.Members[i].Ready = false
+		}
+		st.LeaderID = ""
+	}
+	st.Size = int32(len(st.Members))         //nolint:gosec // at most 10
+	st.ReadyMembers = int32(n.healthyVoters) //nolint:gosec // at most 10
+	st.TargetVersion = ""
+	if c.Spec.Version != st.CurrentVersion {
+		st.TargetVersion = c.Spec.Version
+	}
+	return n
+}
+
+// setConditions sets Available, Progressing, Degraded and Ready, and the phase.
+func setConditions(c *v1beta2.EtcdCluster, o membership.Observed, n memberCounts, step membership.Step,
+	upgradeErr error, addr membership.Addresses) {
+	st := &c.Status
+	voters, healthyVoters := n.voters, n.healthyVoters
+	available := o.Reachable && healthyVoters >= membership.Quorum(voters)
+	switch {
+	case available:
+		conditions.Set(c, v1beta2.AvailableCondition, metav1.ConditionTrue, v1beta2.ReasonQuorumAvailable,
+			fmt.Sprintf("%d of %d voting members are healthy", healthyVoters, voters))
+	case o.Reachable:
+		conditions.Set(c, v1beta2.AvailableCondition, metav1.ConditionFalse, v1beta2.ReasonQuorumLost,
+			fmt.Sprintf("only %d of %d voting members are healthy", healthyVoters, voters))
+	default:
+		conditions.Set(c, v1beta2.AvailableCondition, metav1.ConditionFalse, v1beta2.ReasonMembersUnreachable,
+			fmt.Sprintf("no member answers at %s", addr.ClientURL(0)))
+	}
+
+	progress, changing := progressReasons[step.Action]
+	if step.Action == membership.ActionWait && step.ID != 0 {
+		progress, changing = v1beta2.ReasonPromotingLearner, true
+	}
+	switch {
+	case changing:
+		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionTrue, progress, step.Reason)
+	case step.Action == actionPaused:
+		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonPaused, step.Reason)
+	case !o.Reachable:
+		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonMembersUnreachable, "waiting for members to answer")
+	case step.Action == membership.ActionRefuse:
+		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonUnsafeMembershipSkip, step.Reason)
+	case st.TargetVersion != "" && upgradeErr == nil:
+		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionTrue, v1beta2.ReasonUpgrading,
+			fmt.Sprintf("rolling members from %s to %s one at a time", st.CurrentVersion, st.TargetVersion))
+	default:
+		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonStable, step.Reason)
+	}
+
+	switch {
+	case step.Action == membership.ActionRefuse:
+		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, v1beta2.ReasonUnsafeMembershipSkip, step.Reason)
+	case upgradeErr != nil:
+		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, v1beta2.ReasonUnsupportedUpgrade, upgradeErr.Error())
+	case !o.Reachable:
+		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, v1beta2.ReasonMembersUnreachable,
+			"the operator cannot reach any member; pods may not be running etcd, or their DNS names do not resolve from the operator")
+	case healthyVoters < voters:
+		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, v1beta2.ReasonQuorumLost,
+			fmt.Sprintf("%d of %d voting members are unhealthy", voters-healthyVoters, voters))
+	default:
+		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionFalse, v1beta2.ReasonAsExpected, "all members answer")
+	}
+
+	ready := available && step.Action == membership.ActionNone && n.learners == 0 && healthyVoters == voters &&
+		voters == int(c.Spec.Size) && upgradeErr == nil && st.TargetVersion == ""
+	if ready {
+		conditions.Set(c, v1beta2.ReadyCondition, metav1.ConditionTrue, v1beta2.ReasonAllMembersReady,
+			fmt.Sprintf("%d members, all healthy voters, leader %s", voters, st.LeaderID))
+	} else {
+		reason := conditions.Get(c, v1beta2.DegradedCondition)
+		if reason.Status != metav1.ConditionTrue {
+			reason = conditions.Get(c, v1beta2.ProgressingCondition)
+		}
+		conditions.Set(c, v1beta2.ReadyCondition, metav1.ConditionFalse, reason.Reason, reason.Message)
+	}
+	st.Phase = phase(c, o, changing, step)
+}
+
+func phase(c *v1beta2.EtcdCluster, o membership.Observed, changing bool, step membership.Step) v1beta2.Phase {
+	switch {
+	case step.Action == actionPaused:
+		return v1beta2.PhasePaused
+	case !o.Reachable && len(c.Status.Members) == 0:
+		return v1beta2.PhaseCreating
+	case !o.Reachable:
+		return v1beta2.PhaseFailed
+	case changing:
+		return v1beta2.PhaseScaling
+	case c.Status.TargetVersion != "":
+		return v1beta2.PhaseUpgrading
+	}
+	return v1beta2.PhaseRunning
+}

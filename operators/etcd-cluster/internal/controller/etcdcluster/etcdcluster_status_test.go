@@ -1,0 +1,92 @@
+package etcdcluster
+
+import (
+	"errors"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
+	"github.com/quintet-operators/quintet/shared/conditions"
+)
+
+func healthy(n int) []membership.Member {
+	ms := make([]membership.Member, n)
+	for i := range ms {
+		ms[i] = membership.Member{Ordinal: i, ID: uint64(0xa0 + i), Started: true, Healthy: true}
+	}
+	return ms
+}
+
+func TestSetStatus(t *testing.T) {
+	reachable := func(ms []membership.Member) membership.Report {
+		return membership.Report{Observed: membership.Observed{Reachable: true, Members: ms, Workloads: len(ms)}, Leader: 0xa0, Version: "3.6.8"}
+	}
+	learning := append(healthy(2), membership.Member{Ordinal: 2, ID: 0xa2, Learner: true, Started: true, Healthy: true})
+	sick := healthy(3)
+	sick[2].Healthy = false
+	type want struct {
+		ready, available, progressing, degraded string
+		readyTrue                               bool
+		phase                                   v1beta2.Phase
+	}
+	tests := []struct {
+		name    string
+		report  membership.Report
+		step    membership.Step
+		upgrade error
+		want    want
+	}{
+		{"healthy and complete", reachable(healthy(3)), membership.Step{Action: membership.ActionNone},
+			nil, want{v1beta2.ReasonAllMembersReady, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonAsExpected, true, v1beta2.PhaseRunning}},
+		{"unreachable", membership.Report{Observed: membership.Observed{Workloads: 1}}, membership.Step{Action: membership.ActionWait},
+			nil, want{v1beta2.ReasonMembersUnreachable, v1beta2.ReasonMembersUnreachable, v1beta2.ReasonMembersUnreachable, v1beta2.ReasonMembersUnreachable, false, v1beta2.PhaseCreating}},
+		{"learner catching up", reachable(learning), membership.Step{Action: membership.ActionWait, Ordinal: 2, ID: 0xa2},
+			nil, want{v1beta2.ReasonPromotingLearner, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonPromotingLearner, v1beta2.ReasonAsExpected, false, v1beta2.PhaseScaling}},
+		{"unsafe removal refused", reachable(sick), membership.Step{Action: membership.ActionRefuse, Reason: "would lose quorum"},
+			nil, want{v1beta2.ReasonUnsafeMembershipSkip, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonUnsafeMembershipSkip, v1beta2.ReasonUnsafeMembershipSkip, false, v1beta2.PhaseRunning}},
+		{"unsupported upgrade", reachable(healthy(3)), membership.Step{Action: membership.ActionNone},
+			errors.New("skips a minor"), want{v1beta2.ReasonUnsupportedUpgrade, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonUnsupportedUpgrade, false, v1beta2.PhaseUpgrading}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "ns", Generation: 4}}
+			c.Spec.Size, c.Spec.Version = 3, "3.6.8"
+			if tt.upgrade != nil {
+				c.Spec.Version = "3.8.0"
+			}
+			setStatus(c, tt.report, tt.step, tt.upgrade, DNSAddresses(c))
+			for typ, reason := range map[string]string{
+				v1beta2.ReadyCondition: tt.want.ready, v1beta2.AvailableCondition: tt.want.available,
+				v1beta2.ProgressingCondition: tt.want.progressing, v1beta2.DegradedCondition: tt.want.degraded,
+			} {
+				got := conditions.Get(c, typ)
+				if got == nil || got.Reason != reason || got.ObservedGeneration != 4 {
+					t.Errorf("%s = %+v, want reason %s at generation 4", typ, got, reason)
+				}
+			}
+			if conditions.IsTrue(c, v1beta2.ReadyCondition) != tt.want.readyTrue || c.Status.Phase != tt.want.phase {
+				t.Errorf("ready %v phase %s; want %v %s", conditions.IsTrue(c, v1beta2.ReadyCondition), c.Status.Phase, tt.want.readyTrue, tt.want.phase)
+			}
+		})
+	}
+}
+
+func TestSetStatusListsMembersWithIDsAndTheLeader(t *testing.T) {
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "ns"}}
+	c.Spec.Size, c.Spec.Version = 3, "3.6.8"
+	report := membership.Report{Observed: membership.Observed{Reachable: true, Members: healthy(3), Workloads: 3}, Leader: 0xa1, Version: "3.6.8"}
+	setStatus(c, report, membership.Step{Action: membership.ActionNone}, nil, DNSAddresses(c))
+	if c.Status.LeaderID != "a1" || c.Status.CurrentVersion != "3.6.8" || c.Status.Size != 3 || c.Status.ReadyMembers != 3 {
+		t.Fatalf("status = %+v", c.Status)
+	}
+	if m := c.Status.Members[0]; m.Name != "e-0" || m.ID != "a0" || !m.Ready || m.Learner {
+		t.Fatalf("first member = %+v", m)
+	}
+	// When nothing answers any more, members are no longer Ready and there is no leader.
+	setStatus(c, membership.Report{Observed: membership.Observed{Workloads: 3}}, membership.Step{Action: membership.ActionWait}, nil, DNSAddresses(c))
+	if c.Status.LeaderID != "" || c.Status.ReadyMembers != 0 || c.Status.Members[0].Ready || c.Status.Phase != v1beta2.PhaseFailed {
+		t.Fatalf("status after losing contact = %+v", c.Status)
+	}
+}

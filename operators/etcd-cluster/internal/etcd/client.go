@@ -1,0 +1,143 @@
+// Package etcd is the operator's narrow view of etcd's cluster API: list, add as learner,
+// promote and remove members, and ask a member for its status. The controller only sees the
+// Client interface; New dials real members with go.etcd.io/etcd/client/v3.
+package etcd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// Member is one member of a cluster.
+type Member struct {
+	ID         uint64
+	Name       string // empty until the member has started
+	PeerURLs   []string
+	ClientURLs []string
+	IsLearner  bool
+}
+
+// Status is what one member says of itself and the cluster.
+type Status struct {
+	Leader    uint64
+	RaftIndex uint64
+	Version   string
+	IsLearner bool
+}
+
+// Client is the cluster API the controller uses.
+type Client interface {
+	// MemberList returns the members, learners included.
+	MemberList(ctx context.Context) ([]Member, error)
+	// MemberAddAsLearner adds a non-voting member that will start at peerURL.
+	MemberAddAsLearner(ctx context.Context, peerURL string) (Member, error)
+	// MemberPromote turns a caught-up learner into a voting member.
+	MemberPromote(ctx context.Context, id uint64) error
+	// MemberRemove removes a member.
+	MemberRemove(ctx context.Context, id uint64) error
+	// Status asks the member serving clientURL for its status.
+	Status(ctx context.Context, clientURL string) (Status, error)
+	// Close releases the connections.
+	Close() error
+}
+
+// Dialer opens a Client to a cluster through the given client URLs.
+type Dialer func(ctx context.Context, endpoints []string) (Client, error)
+
+// ErrLearnerNotReady is returned by MemberPromote while the learner is behind the leader.
+var ErrLearnerNotReady = errors.New("learner is not yet in sync with the leader")
+
+// ErrNotYetSafe is returned by membership calls that etcd refuses for now (strict reconfig
+// check): a member joined or was promoted less than etcd's health interval (5 s) ago.
+var ErrNotYetSafe = errors.New("etcd refuses membership changes until every member has been connected for a few seconds")
+
+// dialTimeout bounds connecting; requests are bounded by the caller's context.
+const dialTimeout = 3 * time.Second
+
+// New dials the cluster with the official client.
+func New(ctx context.Context, endpoints []string) (Client, error) {
+	c, err := clientv3.New(clientv3.Config{
+		Endpoints:   endpoints,
+		DialTimeout: dialTimeout,
+		Context:     ctx,
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to etcd at %v: %w", endpoints, err)
+	}
+	return &client{c: c}, nil
+}
+
+type client struct {
+	c *clientv3.Client
+}
+
+func (c *client) MemberList(ctx context.Context) ([]Member, error) {
+	resp, err := c.c.MemberList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing members: %w", err)
+	}
+	members := make([]Member, 0, len(resp.Members))
+	for _, m := range resp.Members {
+		members = append(members, Member{ID: m.ID, Name: m.Name, PeerURLs: m.PeerURLs, ClientURLs: m.ClientURLs, IsLearner: m.IsLearner})
+	}
+	return members, nil
+}
+
+func (c *client) MemberAddAsLearner(ctx context.Context, peerURL string) (Member, error) {
+	resp, err := c.c.MemberAddAsLearner(ctx, []string{peerURL})
+	if err != nil {
+		// Right after a removal, a member that has not applied it yet still knows the URL.
+		if isUnhealthy(err) || errors.Is(rpctypes.Error(err), rpctypes.ErrPeerURLExist) {
+			return Member{}, ErrNotYetSafe
+		}
+		return Member{}, fmt.Errorf("adding learner %s: %w", peerURL, err)
+	}
+	return Member{ID: resp.Member.ID, PeerURLs: resp.Member.PeerURLs, IsLearner: true}, nil
+}
+
+func (c *client) MemberPromote(ctx context.Context, id uint64) error {
+	if _, err := c.c.MemberPromote(ctx, id); err != nil {
+		if isLearnerNotReady(err) {
+			return ErrLearnerNotReady
+		}
+		return fmt.Errorf("promoting member %x: %w", id, err)
+	}
+	return nil
+}
+
+func (c *client) MemberRemove(ctx context.Context, id uint64) error {
+	if _, err := c.c.MemberRemove(ctx, id); err != nil {
+		if isUnhealthy(err) {
+			return ErrNotYetSafe
+		}
+		return fmt.Errorf("removing member %x: %w", id, err)
+	}
+	return nil
+}
+
+func (c *client) Status(ctx context.Context, clientURL string) (Status, error) {
+	resp, err := c.c.Status(ctx, clientURL)
+	if err != nil {
+		return Status{}, fmt.Errorf("status of %s: %w", clientURL, err)
+	}
+	return Status{Leader: resp.Leader, RaftIndex: resp.RaftIndex, Version: resp.Version, IsLearner: resp.IsLearner}, nil
+}
+
+func (c *client) Close() error { return c.c.Close() }
+
+// isUnhealthy matches etcd's strict reconfig check refusing a change for now.
+func isUnhealthy(err error) bool {
+	return errors.Is(rpctypes.Error(err), rpctypes.ErrUnhealthy)
+}
+
+// isLearnerNotReady matches etcd's refusal to promote a learner that is still catching up.
+func isLearnerNotReady(err error) bool {
+	return errors.Is(rpctypes.Error(err), rpctypes.ErrMemberLearnerNotReady)
+}
