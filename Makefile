@@ -23,10 +23,14 @@ moddir     = $(if $(filter shared e2e,$(1)),$(1),operators/$(1))
 HACK_MODULES := hack/localcluster
 
 ## Pinned versions ----------------------------------------------------------------------
-KUBE_VERSION             := v1.36.3
+# modversion returns the version go.mod file $(2) requires of module $(1).
+modversion = $(shell awk -v m=$(1) '{ for (i = 1; i < NF; i++) if ($$i == m) { print $$(i+1); exit } }' $(2))
+KUBE_VERSION             := $(call modversion,k8s.io/kubernetes,hack/tools/kube/go.mod)
 CONTROLLER_TOOLS_VERSION := v0.23.0
 GOLANGCI_LINT_VERSION    := v2.15.0
-GINKGO_VERSION           := $(shell awk '$$1=="github.com/onsi/ginkgo/v2"{print $$2}' e2e/go.mod)
+OPM_VERSION              := $(call modversion,github.com/operator-framework/operator-registry,hack/tools/opm/go.mod)
+OPERATOR_SDK_VERSION     := $(call modversion,github.com/operator-framework/operator-sdk,hack/tools/operator-sdk/go.mod)
+GINKGO_VERSION           := $(call modversion,github.com/onsi/ginkgo/v2,e2e/go.mod)
 
 KUBE_BIN      := $(BIN)/k8s-$(KUBE_VERSION)
 KUBECTL       := $(KUBE_BIN)/kubectl
@@ -34,6 +38,8 @@ LOCALCLUSTER  := $(BIN)/localcluster
 CONTROLLER_GEN = $(BIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT  = $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 GINKGO         = $(BIN)/ginkgo-$(GINKGO_VERSION)
+OPM            = $(BIN)/opm-$(OPM_VERSION)
+OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 # envtest finds kube-apiserver and etcd here; no setup-envtest downloads.
 export KUBEBUILDER_ASSETS := $(KUBE_BIN)
 
@@ -56,15 +62,15 @@ help: ## Show this help.
 ##@ Main
 
 .PHONY: demo
-demo: tools cluster-up ## Run every operator on the local cluster with its samples, and show them Ready.
+demo: tools-test cluster-up ## Run every operator on the local cluster with its samples, and show them Ready.
 	@OPERATORS="$(OPERATORS)" KUBECTL=$(KUBECTL) LOCAL=$(LOCAL) hack/demo.sh
 
 .PHONY: test
-test: tools verify lint test-all e2e ## Everything CI runs: verify, lint, unit + envtest, e2e.
+test: tools-test verify lint test-all e2e ## Everything CI runs: verify, lint, unit + envtest, e2e.
 	@hack/test-summary.sh $(LOCAL)/test-results
 
 .PHONY: test-fast
-test-fast: tools test-all ## Unit and envtest tests of every module, without e2e.
+test-fast: tools-test test-all ## Unit and envtest tests of every module, without e2e.
 	@hack/test-summary.sh $(LOCAL)/test-results
 
 ##@ Development
@@ -158,7 +164,7 @@ cluster-status: $(LOCALCLUSTER) ## Show the local cluster's processes.
 	$(LOCALCLUSTER) status --dir $(LOCAL)
 
 .PHONY: e2e
-e2e: tools $(GINKGO) ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down.
+e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down.
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
 	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
 	@$(MAKE) --no-print-directory cluster-down cluster-up; \
@@ -169,15 +175,17 @@ e2e: tools $(GINKGO) ## The ginkgo e2e suites on a fresh local cluster they brin
 ##@ Benchmarks
 
 .PHONY: bench-gordon
-bench-gordon: tools ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a fresh local cluster: times, ratio, requests, memory.
+bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a fresh local cluster: times, ratio, requests, memory.
 	@$(MAKE) --no-print-directory cluster-down cluster-up CLUSTER_NODES=12
 	@rc=0; (cd e2e && go test -tags bench -run TestBenchGordon -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-gordon.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down; exit $$rc
 
 ##@ Tools
 
-.PHONY: tools
-tools: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) ## Build every pinned tool into bin/ (a no-op when present).
+.PHONY: tools tools-test
+tools: tools-test $(OPM) $(OPERATOR_SDK) ## Build every pinned tool into bin/ (a no-op when present).
+# What test, e2e, demo and the benchmarks use; opm and operator-sdk join when OLM packaging does.
+tools-test: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO)
 
 # The control plane, etcd and kwok in one `go build`, so they share compilation, and
 # kwok's stages (node and pod lifecycles) from the same kwok version in one file.
@@ -202,6 +210,13 @@ $(CONTROLLER_GEN):
 $(GOLANGCI_LINT):
 	GOBIN=$(BIN)/.install go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(BIN)/.install/golangci-lint $@
+
+# opm and operator-sdk each in a tools module of their own: their k8s versions differ from ours.
+$(OPM): hack/tools/opm/go.mod
+	cd hack/tools/opm && GOWORK=off go build -tags json1,containers_image_openpgp -o $@ github.com/operator-framework/operator-registry/cmd/opm
+
+$(OPERATOR_SDK): hack/tools/operator-sdk/go.mod
+	cd hack/tools/operator-sdk && GOWORK=off go build -tags containers_image_openpgp -o $@ github.com/operator-framework/operator-sdk/cmd/operator-sdk
 
 $(GINKGO): e2e/go.mod
 	GOBIN=$(BIN)/.install go install github.com/onsi/ginkgo/v2/ginkgo@$(GINKGO_VERSION)

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -99,6 +100,34 @@ var _ = Describe("The local cluster", func() {
 			Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
 			Expect(p.Spec.NodeName).NotTo(BeEmpty())
 		}
+	})
+
+	It("runs a DaemonSet on every kwok node and a Job to completion", func(ctx SpecContext) {
+		ns := createNamespace(ctx, "e2e-workloads", nil)
+		labels := map[string]string{"app": "e2e-ds"}
+		ds := &appsv1.DaemonSet{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-ds", Namespace: ns},
+			Spec: appsv1.DaemonSetSpec{
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: restrictedPodSpec()},
+			},
+		}
+		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
+		job := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: "e2e-job", Namespace: ns},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: restrictedPodSpec()}},
+		}
+		job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+		Expect(k8sClient.Create(ctx, job)).To(Succeed())
+
+		nodes := &corev1.NodeList{}
+		Expect(k8sClient.List(ctx, nodes, client.MatchingLabels{"quintet.dev/node": "kwok"})).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(ds), ds)).To(Succeed())
+			g.Expect(ds.Status.NumberReady).To(BeEquivalentTo(len(nodes.Items)))
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(job), job)).To(Succeed())
+			g.Expect(job.Status.Succeeded).To(BeEquivalentTo(1))
+		}).WithContext(ctx).Should(Succeed())
 	})
 
 	It("rejects a pod that violates the restricted Pod Security level", func(ctx SpecContext) {

@@ -1,0 +1,6 @@
+//go:build tools
+
+// Package tools pins operator-sdk (bundle validate, scorecard), built from source.
+package tools
+
+import _ "github.com/operator-framework/operator-sdk/cmd/operator-sdk"
