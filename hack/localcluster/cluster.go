@@ -280,39 +280,6 @@ func (l *layout) waitUsable(ctx context.Context, api *apiClient, nodes int) erro
 	})
 }
 
-// kwokNode is a Node that kwok manages: labelled like a worker, without taints, so that
-// ordinary workloads land on it and turn Running without containers.
-func kwokNode(name string) map[string]any {
-	resources := map[string]string{"cpu": "32", "memory": "256Gi", "pods": "110"}
-	return map[string]any{
-		"apiVersion": "v1",
-		"kind":       "Node",
-		"metadata": map[string]any{
-			"name":        name,
-			"annotations": map[string]string{kwokAnnotation: "fake", "node.alpha.kubernetes.io/ttl": "0"},
-			"labels": map[string]string{
-				"kubernetes.io/hostname":         name,
-				"kubernetes.io/os":               "linux",
-				"kubernetes.io/arch":             "amd64",
-				"node-role.kubernetes.io/worker": "",
-				"type":                           "kwok",
-				kwokNodeLabel:                    "kwok",
-			},
-		},
-		"status": map[string]any{"allocatable": resources, "capacity": resources},
-	}
-}
-
-func createKwokNodes(ctx context.Context, api *apiClient, count int) error {
-	for i := 1; i <= count; i++ {
-		code, err := api.do(ctx, http.MethodPost, "/api/v1/nodes", kwokNode(fmt.Sprintf("kwok-worker-%d", i)), nil)
-		if err != nil && code != http.StatusConflict {
-			return fmt.Errorf("creating kwok node: %w", err)
-		}
-	}
-	return nil
-}
-
 // healthy reports whether every component runs and the API server is ready.
 func (l *layout) healthy(ctx context.Context) bool {
 	for _, name := range componentNames {
@@ -330,30 +297,6 @@ func (l *layout) healthy(ctx context.Context) bool {
 	}
 	_, err = api.do(ctx, http.MethodGet, "/readyz", nil, nil)
 	return err == nil
-}
-
-// loadAdmin reads the CA and admin credentials written by a previous up.
-func loadAdmin(dir string) (*pki, error) {
-	read := func(name string) (*keyPair, error) {
-		certPEM, err := os.ReadFile(filepath.Join(dir, name+".crt"))
-		if err != nil {
-			return nil, err
-		}
-		keyPEM, err := os.ReadFile(filepath.Join(dir, name+".key"))
-		if err != nil {
-			return nil, err
-		}
-		return &keyPair{CertPEM: certPEM, KeyPEM: keyPEM}, nil
-	}
-	ca, err := read("ca")
-	if err != nil {
-		return nil, err
-	}
-	admin, err := read("admin")
-	if err != nil {
-		return nil, err
-	}
-	return &pki{Dir: dir, CA: ca, Clients: map[string]*keyPair{"admin": admin}}, nil
 }
 
 // down stops every process recorded in the run folder (first the extras, such as the

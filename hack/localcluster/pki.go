@@ -180,3 +180,27 @@ func writeServiceAccountKey(dir string) error {
 	}
 	return os.WriteFile(filepath.Join(dir, "sa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o600)
 }
+
+// loadAdmin reads the CA and admin credentials written by a previous up.
+func loadAdmin(dir string) (*pki, error) {
+	read := func(name string) (*keyPair, error) {
+		certPEM, err := os.ReadFile(filepath.Join(dir, name+".crt"))
+		if err != nil {
+			return nil, err
+		}
+		keyPEM, err := os.ReadFile(filepath.Join(dir, name+".key"))
+		if err != nil {
+			return nil, err
+		}
+		return &keyPair{CertPEM: certPEM, KeyPEM: keyPEM}, nil
+	}
+	ca, err := read("ca")
+	if err != nil {
+		return nil, err
+	}
+	admin, err := read("admin")
+	if err != nil {
+		return nil, err
+	}
+	return &pki{Dir: dir, CA: ca, Clients: map[string]*keyPair{"admin": admin}}, nil
+}
