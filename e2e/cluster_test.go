@@ -115,7 +115,7 @@ var _ = Describe("The local cluster", func() {
 		Expect(k8sClient.Create(ctx, ds)).To(Succeed())
 		job := &batchv1.Job{
 			ObjectMeta: metav1.ObjectMeta{Name: "e2e-job", Namespace: ns},
-			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: restrictedPodSpec()}},
+			Spec:       batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: restrictedPodSpec()}},
 		}
 		job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
 		Expect(k8sClient.Create(ctx, job)).To(Succeed())
