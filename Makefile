@@ -12,6 +12,19 @@ LOCAL := $(ROOT)/.local
 export KUBECONFIG ?= $(LOCAL)/kubeconfig
 # kwok nodes of the local cluster, 110 pods each.
 CLUSTER_NODES ?= 3
+# The real node (containerd + kubelet): auto (when the machine can: root, Debian packages),
+# required (CI: fail otherwise) or off.
+REAL_NODE ?= auto
+# Every Go build is static unless it says otherwise (opm's sqlite needs cgo): binaries go into
+# images as they are, and tests and images share one build cache.
+export CGO_ENABLED := 0
+
+## Images -------------------------------------------------------------------------------
+# Built from source without a container engine; tags follow the versions.
+VERSION        ?= 0.1.0
+IMAGE_TAG      ?= v$(VERSION)
+IMAGE_REGISTRY ?= 127.0.0.1:5000
+image           = $(IMAGE_REGISTRY)/quintet/$(1)
 
 ## Modules ------------------------------------------------------------------------------
 # One list drives every per-module target. A module's short name is its folder name;
@@ -20,7 +33,7 @@ OPERATORS := $(notdir $(patsubst %/,%,$(wildcard operators/*/)))
 MODULES   := shared $(OPERATORS) e2e
 moddir     = $(if $(filter shared e2e,$(1)),$(1),operators/$(1))
 # Programs in hack/ are modules of their own, outside the workspace.
-HACK_MODULES := hack/localcluster
+HACK_MODULES := hack/localcluster hack/images
 
 ## Pinned versions ----------------------------------------------------------------------
 # modversion returns the version go.mod file $(2) requires of module $(1).
@@ -31,6 +44,8 @@ GOLANGCI_LINT_VERSION    := v2.15.0
 OPM_VERSION              := $(call modversion,github.com/operator-framework/operator-registry,hack/tools/opm/go.mod)
 OPERATOR_SDK_VERSION     := $(call modversion,github.com/operator-framework/operator-sdk,hack/tools/operator-sdk/go.mod)
 GINKGO_VERSION           := $(call modversion,github.com/onsi/ginkgo/v2,e2e/go.mod)
+COREDNS_VERSION          := $(call modversion,github.com/coredns/coredns,hack/tools/coredns/go.mod)
+ETCD_VERSION             := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/kube/go.mod)
 
 KUBE_BIN      := $(BIN)/k8s-$(KUBE_VERSION)
 KUBECTL       := $(KUBE_BIN)/kubectl
@@ -40,10 +55,15 @@ GOLANGCI_LINT  = $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 GINKGO         = $(BIN)/ginkgo-$(GINKGO_VERSION)
 OPM            = $(BIN)/opm-$(OPM_VERSION)
 OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
+COREDNS        = $(BIN)/coredns-$(COREDNS_VERSION)
+IMAGES_TOOL    = $(BIN)/images
+IMAGES_DIR     = $(BIN)/images-$(IMAGE_TAG)
+STATIC_DIR     = $(BIN)/static
+PAUSE_IMAGE    = $(call image,pause):$(IMAGE_TAG)
 # envtest finds kube-apiserver and etcd here; no setup-envtest downloads.
 export KUBEBUILDER_ASSETS := $(KUBE_BIN)
 
-KUBE_COMMANDS := kube-apiserver kube-controller-manager kube-scheduler kubectl
+KUBE_COMMANDS := kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy
 KUBE_LDFLAGS  := -s -w \
 	-X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
@@ -152,8 +172,9 @@ run: ## Run one manager locally: make run OPERATOR=<name> ARGS="--flag ...".
 ##@ Local cluster
 
 .PHONY: cluster-up
-cluster-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Start the local cluster (etcd, control plane, kwok nodes) on 127.0.0.1.
-	$(LOCALCLUSTER) up --dir $(LOCAL) --bin $(KUBE_BIN) --nodes $(CLUSTER_NODES)
+cluster-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(COREDNS) images ## Start the local cluster: control plane, kwok nodes and (REAL_NODE) the real node.
+	$(LOCALCLUSTER) up --dir $(LOCAL) --bin $(KUBE_BIN) --nodes $(CLUSTER_NODES) --real-node $(REAL_NODE) \
+	  --images $(IMAGES_DIR) --coredns $(COREDNS) --pause-image $(PAUSE_IMAGE)
 
 .PHONY: cluster-down
 cluster-down: $(LOCALCLUSTER) ## Stop the local cluster's processes and remove its state (logs stay).
@@ -163,14 +184,31 @@ cluster-down: $(LOCALCLUSTER) ## Stop the local cluster's processes and remove i
 cluster-status: $(LOCALCLUSTER) ## Show the local cluster's processes.
 	$(LOCALCLUSTER) status --dir $(LOCAL)
 
+# What the e2e suites need to know about the local cluster and the images.
+E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE_BIN)/crictl REAL_NODE=$(REAL_NODE) \
+	E2E_AGENT_IMAGE=$(call image,e2e-agent):$(IMAGE_TAG) E2E_AGENT_BINARY=$(STATIC_DIR)/e2e-agent
+
 .PHONY: e2e
 e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down.
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
 	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
 	@$(MAKE) --no-print-directory cluster-down cluster-up; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
-	(cd e2e && E2E_LOG_DIR=$(LOCAL)/logs/e2e $(GINKGO) --no-color -tags e2e -v ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
+	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down; exit $$rc
+
+.PHONY: images
+images: $(KUBE_BIN)/.built $(IMAGES_TOOL) $(LOCALCLUSTER) ## Build our images from source (pause, etcd, managers, e2e agent); load them into a running real node.
+	@mkdir -p $(STATIC_DIR)
+	cd hack/images && GOWORK=off go build -o $(STATIC_DIR)/pause ./pause
+	cd e2e && go build -o $(STATIC_DIR)/e2e-agent ./agent
+	$(foreach op,$(OPERATORS),(cd operators/$(op) && go build -o $(STATIC_DIR)/$(op)-manager ./cmd) &&) true
+	$(IMAGES_TOOL) --out $(IMAGES_DIR) \
+	  $(PAUSE_IMAGE)=$(STATIC_DIR)/pause:/pause \
+	  $(call image,etcd):$(ETCD_VERSION)=$(KUBE_BIN)/etcd:/usr/local/bin/etcd \
+	  $(call image,e2e-agent):$(IMAGE_TAG)=$(STATIC_DIR)/e2e-agent:/agent \
+	  $(foreach op,$(OPERATORS),$(call image,$(op)):$(IMAGE_TAG)=$(STATIC_DIR)/$(op)-manager:/manager)
+	$(LOCALCLUSTER) load-images --dir $(LOCAL) --images $(IMAGES_DIR)
 
 ##@ Benchmarks
 
@@ -185,15 +223,17 @@ bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a f
 .PHONY: tools tools-test
 tools: tools-test $(OPM) $(OPERATOR_SDK) ## Build every pinned tool into bin/ (a no-op when present).
 # What test, e2e, demo and the benchmarks use; opm and operator-sdk join when OLM packaging does.
-tools-test: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO)
+tools-test: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(IMAGES_TOOL)
 
-# The control plane, etcd and kwok in one `go build`, so they share compilation, and
-# kwok's stages (node and pod lifecycles) from the same kwok version in one file.
+# The control plane, the real node's kubelet, kube-proxy and crictl, etcd and kwok in one
+# `go build`, so they share compilation, and kwok's stages (node and pod lifecycles) from the
+# same kwok version in one file. Static, as upstream releases them: etcd goes into an image
+# as it is.
 $(KUBE_BIN)/.built: hack/tools/kube/go.mod hack/tools/kube/go.sum
 	@mkdir -p $(KUBE_BIN)
-	@echo "Building the control plane $(KUBE_VERSION), etcd and kwok from source (about 15 minutes the first time)"
+	@echo "Building Kubernetes $(KUBE_VERSION), etcd, kwok and crictl from source (about 15 minutes the first time)"
 	cd hack/tools/kube && GOWORK=off go build -tags providerless -ldflags "$(KUBE_LDFLAGS)" -o $(KUBE_BIN)/ \
-	  $(addprefix k8s.io/kubernetes/cmd/,$(KUBE_COMMANDS)) ./cmd/etcd sigs.k8s.io/kwok/cmd/kwok
+	  $(addprefix k8s.io/kubernetes/cmd/,$(KUBE_COMMANDS)) ./cmd/etcd sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/cri-tools/cmd/crictl
 	cd hack/tools/kube && for s in $(KWOK_STAGES); do \
 	  for f in $$(GOWORK=off go list -f '{{.Dir}}' sigs.k8s.io/kwok/kustomize/stage/$$s)/*.yaml; do \
 	    case $$f in */kustomization.yaml) ;; *) echo '---'; cat $$f;; esac; done; \
@@ -202,6 +242,13 @@ $(KUBE_BIN)/.built: hack/tools/kube/go.mod hack/tools/kube/go.sum
 
 $(LOCALCLUSTER): $(wildcard hack/localcluster/*.go) hack/localcluster/go.mod
 	cd hack/localcluster && GOWORK=off go build -o $@ .
+
+$(IMAGES_TOOL): $(wildcard hack/images/*.go) hack/images/go.mod
+	cd hack/images && GOWORK=off go build -o $@ .
+
+# CoreDNS serves cluster DNS to the real node's pods.
+$(COREDNS): hack/tools/coredns/go.mod
+	cd hack/tools/coredns && GOWORK=off go build -o $@ github.com/coredns/coredns
 
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN)/.install go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
@@ -213,10 +260,10 @@ $(GOLANGCI_LINT):
 
 # opm and operator-sdk each in a tools module of their own: their k8s versions differ from ours.
 $(OPM): hack/tools/opm/go.mod
-	cd hack/tools/opm && GOWORK=off go build -tags json1,containers_image_openpgp -o $@ github.com/operator-framework/operator-registry/cmd/opm
+	cd hack/tools/opm && CGO_ENABLED=1 GOWORK=off go build -tags json1,containers_image_openpgp -o $@ github.com/operator-framework/operator-registry/cmd/opm
 
 $(OPERATOR_SDK): hack/tools/operator-sdk/go.mod
-	cd hack/tools/operator-sdk && GOWORK=off go build -tags containers_image_openpgp -o $@ github.com/operator-framework/operator-sdk/cmd/operator-sdk
+	cd hack/tools/operator-sdk && CGO_ENABLED=1 GOWORK=off go build -tags containers_image_openpgp -o $@ github.com/operator-framework/operator-sdk/cmd/operator-sdk
 
 $(GINKGO): e2e/go.mod
 	GOBIN=$(BIN)/.install go install github.com/onsi/ginkgo/v2/ginkgo@$(GINKGO_VERSION)

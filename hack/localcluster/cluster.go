@@ -13,8 +13,10 @@ import (
 	"time"
 )
 
-// Addresses and ranges of the local cluster. Everything listens on loopback; the pod and
-// service ranges exist only inside API objects on kwok nodes.
+// Addresses and ranges of the local cluster. Everything listens on loopback, except the API
+// server when a real node runs: then it listens on the pod bridge's address (see realnode.go),
+// which pods can reach and nothing outside the machine can. Pod addresses of kwok nodes exist
+// only inside API objects.
 const (
 	host            = "127.0.0.1"
 	etcdClientPort  = 2479
@@ -38,18 +40,24 @@ type layout struct {
 	Logs       string
 	EtcdData   string
 	Kubeconfig string
+	Images     string // image tarballs `make images` writes, imported into the real node
+	CoreDNS    string // the CoreDNS binary
+	PauseImage string // the pod sandbox image, one of Images
+	RealNode   bool   // whether the cluster has (or is to have) a real node
 }
 
-func newLayout(root, bin string) (*layout, error) {
+func newLayout(root, bin, images, coredns, pauseImage string) (*layout, error) {
 	root, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
 	}
-	bin, err = filepath.Abs(bin)
-	if err != nil {
-		return nil, err
+	abs := map[*string]string{&bin: bin, &images: images, &coredns: coredns}
+	for p, v := range abs {
+		if *p, err = filepath.Abs(v); err != nil {
+			return nil, err
+		}
 	}
-	return &layout{
+	l := &layout{
 		Bin:        bin,
 		Root:       root,
 		PKI:        filepath.Join(root, "pki"),
@@ -57,13 +65,35 @@ func newLayout(root, bin string) (*layout, error) {
 		Logs:       filepath.Join(root, "logs"),
 		EtcdData:   filepath.Join(root, "etcd"),
 		Kubeconfig: filepath.Join(root, "kubeconfig"),
-	}, nil
+		Images:     images,
+		CoreDNS:    coredns,
+		PauseImage: pauseImage,
+	}
+	_, err = os.Stat(l.realNodeMarker())
+	l.RealNode = err == nil
+	return l, nil
 }
 
 // kwokStages is the file of kwok stages `make tools` writes beside the binaries.
 func (l *layout) kwokStages() string { return filepath.Join(l.Bin, "kwok-stages.yaml") }
 
-func (l *layout) server() string { return fmt.Sprintf("https://%s:%d", host, apiServerPort) }
+// apiHost is the API server's address: the bridge's when a real node runs, so pods reach it.
+func (l *layout) apiHost() string {
+	if l.RealNode {
+		return bridgeIP
+	}
+	return host
+}
+
+func (l *layout) server() string { return fmt.Sprintf("https://%s:%d", l.apiHost(), apiServerPort) }
+
+// components are the names of every process of the cluster, in start order.
+func (l *layout) components() []string {
+	if l.RealNode {
+		return append(slices.Clone(componentNames), nodeComponentNames...)
+	}
+	return componentNames
+}
 
 // The components, by the name of their binary.
 const (
@@ -73,24 +103,29 @@ const (
 	schedulerName         = "kube-scheduler"
 	kwokName              = "kwok"
 	noProfiling           = "--profiling=false"
+	mastersGroup          = "system:masters"
 )
 
 // componentNames in start order; down stops them in reverse.
 var componentNames = []string{etcdName, apiServerName, controllerManagerName, schedulerName, kwokName}
 
 // certRequests are the identities of the local cluster.
-func certRequests() []certRequest {
-	return []certRequest{
+func (l *layout) certRequests() []certRequest {
+	reqs := []certRequest{
 		{Name: "apiserver", CommonName: "kube-apiserver", Server: true,
 			DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-			IPs:      []net.IP{net.ParseIP(host), net.ParseIP("10.96.0.1")}},
-		{Name: "admin", CommonName: "quintet-admin", Organization: []string{"system:masters"}},
+			IPs:      []net.IP{net.ParseIP(host), net.ParseIP(bridgeIP), net.ParseIP("10.96.0.1")}},
+		{Name: "admin", CommonName: "quintet-admin", Organization: []string{mastersGroup}},
 		{Name: controllerManagerName, CommonName: "system:" + controllerManagerName},
 		{Name: schedulerName, CommonName: "system:" + schedulerName},
 		// kwok plays the kubelet of many nodes at once, which the Node authorizer cannot
 		// express for a single identity.
-		{Name: kwokName, CommonName: kwokName, Organization: []string{"system:masters"}},
+		{Name: kwokName, CommonName: kwokName, Organization: []string{mastersGroup}},
 	}
+	if l.RealNode {
+		reqs = append(reqs, nodeCertRequests()...)
+	}
+	return reqs
 }
 
 // processes returns the command line of every component.
@@ -100,6 +135,15 @@ func (l *layout) processes() []process {
 	kubeconfig := func(name string) string { return filepath.Join(l.PKI, name+".kubeconfig") }
 	etcdURL := fmt.Sprintf("http://%s:%d", host, etcdClientPort)
 	peerURL := fmt.Sprintf("http://%s:%d", host, etcdPeerPort)
+	var kubeletClient []string // how the API server reaches the real node's kubelet (logs, exec)
+	if l.RealNode {
+		kubeletClient = []string{
+			"--kubelet-client-certificate=" + pki("apiserver-kubelet-client.crt"),
+			"--kubelet-client-key=" + pki("apiserver-kubelet-client.key"),
+			"--kubelet-certificate-authority=" + pki("ca.crt"),
+			"--kubelet-preferred-address-types=InternalIP",
+		}
+	}
 	return []process{
 		{Name: etcdName, Exe: bin(etcdName), Args: []string{
 			"--name=quintet-local", "--data-dir=" + l.EtcdData,
@@ -108,9 +152,9 @@ func (l *layout) processes() []process {
 			"--initial-cluster=quintet-local=" + peerURL,
 			"--unsafe-no-fsync", "--log-level=warn",
 		}},
-		{Name: apiServerName, Exe: bin(apiServerName), Args: []string{
+		{Name: apiServerName, Exe: bin(apiServerName), Args: append([]string{
 			"--etcd-servers=" + etcdURL,
-			"--bind-address=" + host, "--advertise-address=" + host, fmt.Sprintf("--secure-port=%d", apiServerPort),
+			"--bind-address=" + l.apiHost(), "--advertise-address=" + l.apiHost(), fmt.Sprintf("--secure-port=%d", apiServerPort),
 			"--cert-dir=" + filepath.Join(l.PKI, "apiserver-selfsigned"),
 			"--tls-cert-file=" + pki("apiserver.crt"), "--tls-private-key-file=" + pki("apiserver.key"),
 			"--client-ca-file=" + pki("ca.crt"),
@@ -118,9 +162,11 @@ func (l *layout) processes() []process {
 			"--service-account-key-file=" + pki("sa.pub"), "--service-account-signing-key-file=" + pki("sa.key"),
 			"--service-cluster-ip-range=" + serviceCIDR,
 			"--authorization-mode=Node,RBAC",
-			"--enable-admission-plugins=NodeRestriction,PodSecurity",
+			// PodNodeSelector and PodTolerationRestriction read namespace annotations, so a
+			// namespace can place all its pods (also those OLM creates) on the real node.
+			"--enable-admission-plugins=NodeRestriction,PodSecurity,PodNodeSelector,PodTolerationRestriction",
 			noProfiling,
-		}},
+		}, kubeletClient...)},
 		{Name: controllerManagerName, Exe: bin(controllerManagerName), Args: []string{
 			"--kubeconfig=" + kubeconfig(controllerManagerName),
 			"--authentication-kubeconfig=" + kubeconfig(controllerManagerName),
@@ -154,8 +200,9 @@ func (l *layout) processes() []process {
 	}
 }
 
-// up starts the cluster unless it already runs, and waits until it is usable.
-func up(ctx context.Context, l *layout, nodes int) error {
+// up starts the cluster unless it already runs, and waits until it is usable. realNode is
+// one of the real-node modes.
+func up(ctx context.Context, l *layout, nodes int, realNode string) error {
 	if l.healthy(ctx) {
 		fmt.Printf("The local cluster is already running.\n")
 		return nil
@@ -167,6 +214,9 @@ func up(ctx context.Context, l *layout, nodes int) error {
 	if err := l.checkBinaries(); err != nil {
 		return err
 	}
+	if err := l.decideRealNode(ctx, realNode); err != nil {
+		return err
+	}
 	for _, dir := range []string{l.Root, l.Run, l.Logs} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -176,8 +226,37 @@ func up(ctx context.Context, l *layout, nodes int) error {
 	if err := l.startAll(ctx, nodes); err != nil {
 		return errors.Join(err, down(l))
 	}
-	fmt.Printf("The local cluster is up in %.1fs with %d kwok nodes.\n", time.Since(started).Seconds(), nodes)
+	real := "no real node"
+	if l.RealNode {
+		real = "the real node " + realNodeName
+	}
+	fmt.Printf("The local cluster is up in %.1fs with %d kwok nodes and %s.\n", time.Since(started).Seconds(), nodes, real)
 	return nil
+}
+
+// decideRealNode sets l.RealNode from the mode and what this machine can do, saying plainly
+// why there is no real node when there cannot be one.
+func (l *layout) decideRealNode(ctx context.Context, mode string) error {
+	l.RealNode = false
+	switch mode {
+	case realNodeOff:
+		return nil
+	case realNodeAuto, realNodeRequired:
+	default:
+		return fmt.Errorf("unknown real-node mode %q: want %s, %s or %s", mode, realNodeAuto, realNodeRequired, realNodeOff)
+	}
+	if err := l.realNodePreflight(ctx); err != nil {
+		if mode == realNodeRequired {
+			return fmt.Errorf("the real node cannot start: %w", err)
+		}
+		fmt.Printf("No real node: %v. Continuing with kwok nodes only (REAL_NODE=required makes this an error).\n", err)
+		return nil
+	}
+	if err := os.MkdirAll(l.nodeDir(), 0o755); err != nil {
+		return err
+	}
+	l.RealNode = true
+	return os.WriteFile(l.realNodeMarker(), nil, 0o644)
 }
 
 func (l *layout) checkBinaries() error {
@@ -193,7 +272,7 @@ func (l *layout) checkBinaries() error {
 }
 
 func (l *layout) startAll(ctx context.Context, nodes int) error {
-	p, err := generatePKI(l.PKI, certRequests())
+	p, err := generatePKI(l.PKI, l.certRequests())
 	if err != nil {
 		return err
 	}
@@ -204,6 +283,12 @@ func (l *layout) startAll(ctx context.Context, nodes int) error {
 	}
 	if err := writeKubeconfig(l.Kubeconfig, l.server(), p.CA, p.Clients["admin"], "quintet-admin"); err != nil {
 		return err
+	}
+	if l.RealNode {
+		// The API server listens on the bridge; the guard is in place before any pod.
+		if err := l.setUpHostNetwork(); err != nil {
+			return err
+		}
 	}
 	procs := l.processes()
 	etcd, apiserver, rest := procs[0], procs[1], procs[2:]
@@ -231,6 +316,11 @@ func (l *layout) startAll(ctx context.Context, nodes int) error {
 	if err := createKwokNodes(ctx, api, nodes); err != nil {
 		return err
 	}
+	if l.RealNode {
+		if err := l.startRealNode(ctx, p, api); err != nil {
+			return err
+		}
+	}
 	return l.waitUsable(ctx, api, nodes)
 }
 
@@ -252,7 +342,7 @@ func (l *layout) waitHTTP(ctx context.Context, name, url string, c *http.Client)
 		return resp.StatusCode == http.StatusOK, resp.Status, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w; last lines of %s:\n%s", err, l.logFile(name), l.tailLog(name, 15))
+		return fmt.Errorf("%w; last lines of %s:\n%s", err, l.logFile(name), l.tailLog(name))
 	}
 	return nil
 }
@@ -261,9 +351,9 @@ func (l *layout) waitHTTP(ctx context.Context, name, url string, c *http.Client)
 // default ServiceAccount exists (pods cannot be created before it does).
 func (l *layout) waitUsable(ctx context.Context, api *apiClient, nodes int) error {
 	return poll(ctx, 60*time.Second, "the cluster to become usable", func(ctx context.Context) (bool, string, error) {
-		for _, name := range componentNames {
+		for _, name := range l.components() {
 			if _, alive := l.running(name); !alive {
-				return false, "", fmt.Errorf("%s exited; last lines of %s:\n%s", name, l.logFile(name), l.tailLog(name, 15))
+				return false, "", l.exited(name)
 			}
 		}
 		ready, err := api.readyNodes(ctx, kwokNodeLabel+"%3Dkwok")
@@ -282,7 +372,7 @@ func (l *layout) waitUsable(ctx context.Context, api *apiClient, nodes int) erro
 
 // healthy reports whether every component runs and the API server is ready.
 func (l *layout) healthy(ctx context.Context) bool {
-	for _, name := range componentNames {
+	for _, name := range l.components() {
 		if _, ok := l.running(name); !ok {
 			return false
 		}
@@ -300,16 +390,18 @@ func (l *layout) healthy(ctx context.Context) bool {
 }
 
 // down stops every process recorded in the run folder (first the extras, such as the
-// managers `make demo` starts, then the components in reverse order) and removes the cluster
-// state, keeping logs.
+// managers `make demo` starts, then the real node, then the control plane in reverse order)
+// and removes the cluster state, keeping logs.
 func down(l *layout) error {
 	var errs []error
 	for _, name := range l.extraProcesses() {
 		errs = append(errs, l.stop(name, stopGracePeriod))
 	}
+	errs = append(errs, l.stopRealNode())
 	for i := len(componentNames) - 1; i >= 0; i-- {
 		errs = append(errs, l.stop(componentNames[i], stopGracePeriod))
 	}
+	errs = append(errs, l.removeRealNode())
 	for _, dir := range []string{l.PKI, l.EtcdData, l.Run} {
 		errs = append(errs, os.RemoveAll(dir))
 	}
@@ -323,7 +415,7 @@ func (l *layout) extraProcesses() []string {
 	var extras []string
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".pid")
-		if !slices.Contains(componentNames, name) {
+		if !slices.Contains(componentNames, name) && !slices.Contains(nodeComponentNames, name) {
 			extras = append(extras, name)
 		}
 	}
@@ -340,7 +432,7 @@ func removeIfExists(path string) error {
 // status prints each component's state and reports whether all run.
 func status(l *layout) bool {
 	all := true
-	for _, name := range componentNames {
+	for _, name := range l.components() {
 		pid, ok := l.running(name)
 		state := "stopped"
 		if ok {

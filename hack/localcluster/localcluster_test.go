@@ -13,7 +13,7 @@ import (
 )
 
 func TestIssuedCertificatesChainToTheCA(t *testing.T) {
-	p, err := generatePKI(t.TempDir(), certRequests())
+	p, err := generatePKI(t.TempDir(), (&layout{}).certRequests())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestIssuedCertificatesChainToTheCA(t *testing.T) {
 }
 
 func TestKubeconfigEmbedsTheCredentials(t *testing.T) {
-	p, err := generatePKI(t.TempDir(), certRequests())
+	p, err := generatePKI(t.TempDir(), (&layout{}).certRequests())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestEveryComponentHasAProcess(t *testing.T) {
 
 func testLayout(t *testing.T) *layout {
 	t.Helper()
-	l, err := newLayout(t.TempDir(), t.TempDir())
+	l, err := newLayout(t.TempDir(), t.TempDir(), t.TempDir(), "coredns", "pause")
 	if err != nil {
 		t.Fatal(err)
 	}

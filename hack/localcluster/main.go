@@ -1,9 +1,13 @@
 // Command localcluster runs Quintet's embedded local cluster: etcd, kube-apiserver,
-// kube-controller-manager, kube-scheduler and kwok, all built from source, on 127.0.0.1.
+// kube-controller-manager, kube-scheduler and kwok nodes, all built from source, on
+// 127.0.0.1; and, where the machine allows, a real node (containerd, runc, kubelet,
+// kube-proxy, CoreDNS) whose pods run for real on a bridge that cannot reach outside.
 //
-//	localcluster up     [--dir .local] [--bin bin/k8s-v1.36.3] [--nodes 3]
+//	localcluster up     [--dir .local] [--bin bin/k8s-v1.36.3] [--nodes 3] [--real-node auto|required|off]
+//	                    [--images DIR] [--coredns FILE] [--pause-image REF]
 //	localcluster down   [--dir .local]
 //	localcluster status [--dir .local]
+//	localcluster load-images [--dir .local] [--images DIR]
 package main
 
 import (
@@ -24,16 +28,20 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: localcluster up|down|status [flags]")
+		return fmt.Errorf("usage: localcluster up|down|status|load-images [flags]")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	dir := fs.String("dir", ".local", "state, pid files, logs and the kubeconfig")
 	bin := fs.String("bin", "bin/k8s-"+kubeVersion, "folder of the control-plane binaries")
 	nodes := fs.Int("nodes", 3, "number of kwok nodes")
+	realNode := fs.String("real-node", realNodeAuto, "the real node: auto (when this machine can), required, or off")
+	images := fs.String("images", "bin/images", "image tarballs to load into the real node")
+	coredns := fs.String("coredns", "bin/coredns", "the CoreDNS binary")
+	pauseImage := fs.String("pause-image", "", "the pod sandbox image (one of --images)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	l, err := newLayout(*dir, *bin)
+	l, err := newLayout(*dir, *bin, *images, *coredns, *pauseImage)
 	if err != nil {
 		return err
 	}
@@ -44,7 +52,7 @@ func run(args []string) error {
 		if *nodes < 1 {
 			return fmt.Errorf("--nodes must be at least 1")
 		}
-		if err := up(ctx, l, *nodes); err != nil {
+		if err := up(ctx, l, *nodes, *realNode); err != nil {
 			return err
 		}
 		fmt.Println(usage(l))
@@ -55,12 +63,18 @@ func run(args []string) error {
 		}
 		fmt.Println("The local cluster is stopped; logs stay in", l.Logs)
 		return nil
+	case "load-images":
+		if _, ok := l.running(containerdName); !l.RealNode || !ok {
+			fmt.Println("No real node is running; cluster-up loads the images when it starts one.")
+			return nil
+		}
+		return l.loadImages(ctx)
 	case "status":
 		if !status(l) {
 			return fmt.Errorf("the local cluster is not (fully) running")
 		}
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q: want up, down or status", args[0])
+		return fmt.Errorf("unknown command %q: want up, down, status or load-images", args[0])
 	}
 }

@@ -102,15 +102,16 @@ func (l *layout) stop(name string, grace time.Duration) error {
 	return nil
 }
 
-// tailLog returns the last lines of a process's log, for error messages.
-func (l *layout) tailLog(name string, lines int) string {
+// exited is the error for a process that stopped while it should run, with its log's end.
+func (l *layout) exited(name string) error {
+	return fmt.Errorf("%s exited; last lines of %s:\n%s", name, l.logFile(name), l.tailLog(name))
+}
+
+// tailLog returns the last 15 lines of a process's log, for error messages.
+func (l *layout) tailLog(name string) string {
 	data, err := os.ReadFile(l.logFile(name))
 	if err != nil {
 		return ""
 	}
-	all := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
+	return lastLines(string(data), 15)
 }

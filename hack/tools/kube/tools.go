@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package tools pins the control-plane commands Quintet builds from source.
+// Package tools pins the control-plane and node commands Quintet builds from source.
 package tools
 
 import (
@@ -8,7 +8,10 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "sigs.k8s.io/cri-tools/cmd/crictl"
 	_ "sigs.k8s.io/kwok/cmd/kwok"
 	_ "sigs.k8s.io/kwok/kustomize/stage/node/fast"
 	_ "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"

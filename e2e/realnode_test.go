@@ -1,0 +1,359 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The real node of the local cluster, as hack/localcluster sets it up.
+const (
+	realNodeName  = "quintet-node"
+	realNodeLabel = "quintet.dev/real-node"
+	agentPort     = 8080
+)
+
+// realNodeNamespace makes a namespace whose pods all land on the real node: the
+// PodNodeSelector and PodTolerationRestriction admission plugins read its annotations.
+func realNodeNamespace(ctx context.Context, prefix string) string {
+	ns := createNamespace(ctx, prefix, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	toleration, err := json.Marshal([]corev1.Toleration{{
+		Key: realNodeLabel, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule,
+	}})
+	Expect(err).NotTo(HaveOccurred())
+	namespace := &corev1.Namespace{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Name: ns}, namespace)).To(Succeed())
+	namespace.Annotations = map[string]string{
+		"scheduler.alpha.kubernetes.io/node-selector":      realNodeLabel + "=true",
+		"scheduler.alpha.kubernetes.io/defaultTolerations": string(toleration),
+	}
+	Expect(k8sClient.Update(ctx, namespace)).To(Succeed())
+	return ns
+}
+
+// agentPodSpec runs the e2e agent image (built by `make images`, never pulled) as a
+// restricted pod.
+func agentPodSpec(args ...string) corev1.PodSpec {
+	spec := restrictedPodSpec()
+	c := &spec.Containers[0]
+	c.Image = requiredEnv("E2E_AGENT_IMAGE")
+	c.ImagePullPolicy = corev1.PullNever
+	c.Args = args
+	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: agentPort}}
+	c.ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
+		PeriodSeconds: 1,
+	}
+	return spec
+}
+
+func requiredEnv(name string) string {
+	v := os.Getenv(name)
+	Expect(v).NotTo(BeEmpty(), "%s is unset: run e2e through `make e2e`", name)
+	return v
+}
+
+// httpGet fetches url from this host and returns the status code and body.
+func httpGet(ctx context.Context, url string) (int, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// agentURL is the agent's URL on a pod's IP.
+func agentURL(pod *corev1.Pod, path string) string {
+	return fmt.Sprintf("http://%s:%d%s", pod.Status.PodIP, agentPort, path)
+}
+
+func expectAgent(ctx context.Context, pod *corev1.Pod, path string, code int, body types.GomegaMatcher) {
+	Eventually(func(g Gomega) {
+		got, text, err := httpGet(ctx, agentURL(pod, path))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(got).To(Equal(code), text)
+		g.Expect(text).To(body)
+	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "GET %s on pod %s", path, pod.Name)
+}
+
+// runningAgentPod creates a bare agent pod and waits until it is Ready on the real node.
+func runningAgentPod(ctx context.Context, namespace, name string, args ...string) *corev1.Pod {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: agentPodSpec(args...)}
+	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		g.Expect(pod.Spec.NodeName).To(Equal(realNodeName))
+		g.Expect(podReady(pod)).To(BeTrue(), "pod %s is %s", pod.Name, pod.Status.Phase)
+	}).WithContext(ctx).Should(Succeed())
+	return pod
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+var _ = Describe("The real node", Ordered, func() {
+	BeforeAll(func(ctx SpecContext) {
+		node := &corev1.Node{}
+		err := k8sClient.Get(ctx, client.ObjectKey{Name: realNodeName}, node)
+		if err != nil && os.Getenv("REAL_NODE") != "required" {
+			Skip("the local cluster runs without a real node (see `make cluster-up`'s output); REAL_NODE=required makes this a failure")
+		}
+		Expect(err).NotTo(HaveOccurred(), "REAL_NODE=required but the cluster has no node %s", realNodeName)
+	})
+
+	It("is Ready beside the kwok nodes, labelled and tainted so that only pods that ask land on it", func(ctx SpecContext) {
+		node := &corev1.Node{}
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: realNodeName}, node)).To(Succeed())
+			g.Expect(node.Status.Conditions).To(ContainElement(And(
+				HaveField("Type", corev1.NodeReady), HaveField("Status", corev1.ConditionTrue))))
+		}).WithContext(ctx).Should(Succeed())
+		Expect(node.Labels).To(HaveKeyWithValue(realNodeLabel, "true"))
+		Expect(node.Spec.Taints).To(ContainElement(And(
+			HaveField("Key", realNodeLabel), HaveField("Effect", corev1.TaintEffectNoSchedule))))
+		Expect(node.Status.Addresses).To(ContainElement(HaveField("Type", corev1.NodeInternalIP)))
+	})
+
+	It("runs a Deployment of our own image that answers on its pod IPs and through a ClusterIP Service, and resolves Service names", func(ctx SpecContext) {
+		ns := realNodeNamespace(ctx, "e2e-real")
+		labels := map[string]string{"app": "agent"}
+		dep := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: ns},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](2),
+				Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: agentPodSpec()},
+			},
+		}
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: ns},
+			Spec: corev1.ServiceSpec{Selector: labels, Ports: []corev1.ServicePort{
+				{Name: "http", Port: 80, TargetPort: intstr.FromString("http")},
+			}},
+		}
+		Expect(k8sClient.Create(ctx, dep)).To(Succeed())
+		Expect(k8sClient.Create(ctx, svc)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(dep), dep)).To(Succeed())
+			g.Expect(dep.Status.AvailableReplicas).To(BeEquivalentTo(2))
+		}).WithContext(ctx).Should(Succeed())
+
+		pods := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels(labels))).To(Succeed())
+		Expect(pods.Items).To(HaveLen(2))
+		names := make([]string, 0, len(pods.Items))
+		for i := range pods.Items {
+			pod := &pods.Items[i]
+			Expect(pod.Spec.NodeName).To(Equal(realNodeName), "the namespace's annotations place its pods")
+			By("reaching pod " + pod.Name + " on its IP " + pod.Status.PodIP)
+			expectAgent(ctx, pod, "/hostname", http.StatusOK, Equal(pod.Name))
+			names = append(names, pod.Name)
+		}
+
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(svc), svc)).To(Succeed())
+		By("reaching the Service on its ClusterIP " + svc.Spec.ClusterIP + " (kube-proxy, nftables)")
+		Eventually(func(g Gomega) {
+			code, body, err := httpGet(ctx, "http://"+svc.Spec.ClusterIP+"/hostname")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(code).To(Equal(http.StatusOK))
+			g.Expect(names).To(ContainElement(body))
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+
+		client0 := &pods.Items[0]
+		By("resolving Service names from a pod (cluster DNS)")
+		expectAgent(ctx, client0, "/resolve?name=agent."+ns+".svc.cluster.local", http.StatusOK, Equal(svc.Spec.ClusterIP))
+		expectAgent(ctx, client0, "/resolve?name=kubernetes.default", http.StatusOK, Equal("10.96.0.1"))
+		By("reaching the Service by name from a pod")
+		expectAgent(ctx, client0, "/dial?addr=agent:80", http.StatusOK, Equal("connected"))
+	})
+
+	It("gives a pod's service account exactly what RBAC grants it, through the API server's in-cluster address", func(ctx SpecContext) {
+		ns := realNodeNamespace(ctx, "e2e-real-rbac")
+		role := &rbacv1.Role{
+			ObjectMeta: metav1.ObjectMeta{Name: "read-pods", Namespace: ns},
+			Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}}},
+		}
+		binding := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "read-pods", Namespace: ns},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: ns}},
+		}
+		Expect(k8sClient.Create(ctx, role)).To(Succeed())
+		Expect(k8sClient.Create(ctx, binding)).To(Succeed())
+		pod := runningAgentPod(ctx, ns, "agent")
+
+		expectAgent(ctx, pod, "/kube?path=/api/v1/namespaces/"+ns+"/pods", http.StatusOK, ContainSubstring(`"kind":"PodList"`))
+		expectAgent(ctx, pod, "/kube?path=/api/v1/namespaces/"+ns+"/secrets", http.StatusForbidden,
+			ContainSubstring(`system:serviceaccount:`+ns+`:default`))
+		expectAgent(ctx, pod, "/kube?path=/api/v1/nodes", http.StatusForbidden, ContainSubstring("forbidden"))
+	})
+
+	It("restarts a crashing container and serves its logs through the kubelet", func(ctx SpecContext) {
+		ns := realNodeNamespace(ctx, "e2e-real-crash")
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "crasher", Namespace: ns},
+			Spec:       agentPodSpec("--exit-after=1s"),
+		}
+		pod.Spec.Containers[0].ReadinessProbe = nil
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+			g.Expect(pod.Status.ContainerStatuses).To(HaveLen(1))
+			g.Expect(pod.Status.ContainerStatuses[0].RestartCount).To(BeNumerically(">=", 1))
+		}).WithContext(ctx).Should(Succeed())
+
+		clientset := kubernetes.NewForConfigOrDie(cfg)
+		Eventually(func(g Gomega) {
+			logs, err := clientset.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{Previous: true}).DoRaw(ctx)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(string(logs)).To(ContainSubstring("Exiting with status 1 after 1s, as asked"))
+		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("cleans up a pod's node-local state when the pod is deleted", func(ctx SpecContext) {
+		ns := realNodeNamespace(ctx, "e2e-real-cleanup")
+		pod := runningAgentPod(ctx, ns, "agent")
+		nodeDir := filepath.Join(requiredEnv("E2E_LOCAL_DIR"), "node")
+		state := []string{
+			filepath.Join(nodeDir, "kubelet", "pods", string(pod.UID)),         // volumes, token, etc-hosts
+			filepath.Join(nodeDir, "cni", "ipam", "quintet", pod.Status.PodIP), // the pod's address
+		}
+		for _, path := range state {
+			Expect(path).To(BeAnExistingFile(), "node-local state of a running pod")
+		}
+		Expect(sandboxesOf(pod)).To(HaveLen(1))
+
+		Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
+		Eventually(func(g Gomega) {
+			for _, path := range state {
+				g.Expect(path).NotTo(BeAnExistingFile())
+			}
+			g.Expect(sandboxesOf(pod)).To(BeEmpty())
+		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("keeps pod traffic on the machine: a host off the bridge is unreachable from pods and the guard counts the drops", func(ctx SpecContext) {
+		host := startTestHost(ctx)
+		By("reaching the test host " + host + " from this machine itself: it exists and answers")
+		Eventually(func(g Gomega) {
+			code, _, err := httpGet(ctx, "http://"+host+"/healthz")
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(code).To(Equal(http.StatusOK))
+		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+
+		ns := realNodeNamespace(ctx, "e2e-real-guard")
+		pod := runningAgentPod(ctx, ns, "agent")
+		before := guardDrops()
+		By("dialling the test host from a pod")
+		code, body, err := httpGet(ctx, agentURL(pod, "/dial?addr="+host))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(code).To(Equal(http.StatusBadGateway), "the pod reached %s: %s", host, body)
+		Expect(body).To(ContainSubstring("timeout"))
+		Expect(guardDrops()).To(BeNumerically(">", before), "the guard's counter did not count the dropped packets")
+	})
+})
+
+// sandboxesOf lists the real node's pod sandboxes for a pod, through the CRI.
+func sandboxesOf(pod *corev1.Pod) []string {
+	cmd := exec.Command(requiredEnv("E2E_CRICTL"),
+		"--runtime-endpoint", "unix://"+filepath.Join(requiredEnv("E2E_LOCAL_DIR"), "node", "containerd", "containerd.sock"),
+		"pods", "--quiet", "--label", "io.kubernetes.pod.uid="+string(pod.UID))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	Expect(err).NotTo(HaveOccurred(), stderr.String())
+	return strings.Fields(string(out))
+}
+
+// guardDrops reads the packet count of the real node's forward guard.
+func guardDrops() int {
+	out, err := exec.Command("nft", "--json", "list", "counter", "inet", "quintet_guard", "forward_dropped").CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+	var listing struct {
+		Nftables []struct {
+			Counter *struct {
+				Packets int `json:"packets"`
+			} `json:"counter"`
+		} `json:"nftables"`
+	}
+	Expect(json.Unmarshal(out, &listing)).To(Succeed())
+	for _, item := range listing.Nftables {
+		if item.Counter != nil {
+			return item.Counter.Packets
+		}
+	}
+	Fail("no counter in: " + string(out))
+	return 0
+}
+
+// startTestHost makes a test host that is not on the pod bridge: a network namespace of its
+// own behind a veth pair, with the agent listening in it. It returns the host's address; all
+// of it is removed when the spec ends. Nothing here is ever outside the machine.
+func startTestHost(ctx context.Context) string {
+	const (
+		netns    = "quintet-e2e-host"
+		hostSide = "qe2e-h"
+		nsSide   = "qe2e-n"
+		hostAddr = "10.250.77.1"
+		testAddr = "10.250.77.2"
+	)
+	ip := func(args ...string) {
+		out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), "ip %s: %s", strings.Join(args, " "), out)
+	}
+	_ = exec.Command("ip", "netns", "delete", netns).Run() // a leftover from an interrupted run
+	ip("netns", "add", netns)
+	DeferCleanup(func() { _ = exec.Command("ip", "netns", "delete", netns).Run() }) // also removes the veth pair
+	ip("link", "add", hostSide, "type", "veth", "peer", "name", nsSide, "netns", netns)
+	ip("addr", "add", hostAddr+"/30", "dev", hostSide)
+	ip("link", "set", hostSide, "up")
+	ip("-n", netns, "addr", "add", testAddr+"/30", "dev", nsSide)
+	ip("-n", netns, "link", "set", nsSide, "up")
+	ip("-n", netns, "link", "set", "lo", "up")
+	ip("-n", netns, "route", "add", "default", "via", hostAddr)
+
+	listen := fmt.Sprintf("%s:%d", testAddr, agentPort)
+	agent := exec.Command("ip", "netns", "exec", netns, requiredEnv("E2E_AGENT_BINARY"), "--listen="+listen)
+	agent.Stdout, agent.Stderr = GinkgoWriter, GinkgoWriter
+	Expect(agent.Start()).To(Succeed())
+	DeferCleanup(func() {
+		_ = agent.Process.Kill()
+		_ = agent.Wait()
+	})
+	return listen
+}

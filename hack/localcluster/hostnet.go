@@ -1,0 +1,137 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// guardTable is the nftables table that keeps pod traffic on the machine: every forwarded
+// packet that does not leave through the pod bridge is counted and dropped. It exists before
+// the first pod does (the bridge plugin turns on IP forwarding at every pod start).
+const (
+	guardTable   = "quintet_guard"
+	guardCounter = "forward_dropped"
+)
+
+const guardRules = `table inet %[1]s {
+	counter %[2]s {
+	}
+	chain forward {
+		type filter hook forward priority filter - 10; policy accept;
+		oifname != "%[3]s" counter name "%[2]s" drop
+	}
+}
+`
+
+// kubeProxyTables are the tables kube-proxy's nftables mode creates.
+var kubeProxyTables = []string{"ip kube-proxy", "ip6 kube-proxy"}
+
+// touchedSysctls are the kernel settings the kubelet, kube-proxy or the bridge plugin may
+// change; up saves them and down puts them back.
+var touchedSysctls = []string{
+	"vm/overcommit_memory", "vm/panic_on_oom", "kernel/panic", "kernel/panic_on_oops",
+	"kernel/keys/root_maxkeys", "kernel/keys/root_maxbytes",
+	"net/ipv4/ip_forward", "net/ipv4/conf/all/forwarding", "net/ipv4/conf/all/route_localnet",
+	"net/ipv6/conf/all/forwarding",
+}
+
+func (l *layout) savedSysctls() string { return l.nodeDir("sysctls.saved") }
+
+// setUpHostNetwork saves the sysctls, installs the guard, then creates the pod bridge.
+func (l *layout) setUpHostNetwork() error {
+	if err := os.MkdirAll(l.nodeDir(), 0o755); err != nil {
+		return err
+	}
+	if err := saveSysctls(l.savedSysctls()); err != nil {
+		return err
+	}
+	_ = runCmd("nft", "delete", "table", "inet", guardTable) // a leftover from a crash
+	if err := runInput(fmt.Sprintf(guardRules, guardTable, guardCounter, bridgeName), "nft", "-f", "-"); err != nil {
+		return fmt.Errorf("installing the nftables guard: %w", err)
+	}
+	if !linkExists(bridgeName) {
+		if err := runCmd("ip", "link", "add", bridgeName, "type", "bridge"); err != nil {
+			return err
+		}
+	}
+	if err := runCmd("ip", "addr", "replace", bridgeIP+"/24", "dev", bridgeName); err != nil {
+		return err
+	}
+	return runCmd("ip", "link", "set", bridgeName, "up")
+}
+
+// tearDownHostNetwork removes the bridge and the tables, and restores the sysctls.
+func (l *layout) tearDownHostNetwork() error {
+	var errs []error
+	if linkExists(bridgeName) {
+		errs = append(errs, runCmd("ip", "link", "delete", bridgeName))
+	}
+	for _, table := range append([]string{"inet " + guardTable}, kubeProxyTables...) {
+		if runCmd("nft", "list", "table", table) == nil {
+			errs = append(errs, runCmd("nft", append([]string{"delete", "table"}, strings.Fields(table)...)...))
+		}
+	}
+	errs = append(errs, restoreSysctls(l.savedSysctls()))
+	return errors.Join(errs...)
+}
+
+func linkExists(name string) bool {
+	_, err := os.Stat(filepath.Join("/sys/class/net", name))
+	return err == nil
+}
+
+// saveSysctls records the current values, unless a previous up already did (a crashed
+// cluster's saved values are the original ones).
+func saveSysctls(path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	var lines []string
+	for _, key := range touchedSysctls {
+		value, err := os.ReadFile(filepath.Join("/proc/sys", key))
+		if err != nil {
+			continue // not on this kernel
+		}
+		lines = append(lines, key+"="+strings.TrimSpace(string(value)))
+	}
+	return os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+}
+
+func restoreSysctls(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		key, value, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		current, err := os.ReadFile(filepath.Join("/proc/sys", key))
+		if err == nil && strings.TrimSpace(string(current)) == value {
+			continue
+		}
+		errs = append(errs, os.WriteFile(filepath.Join("/proc/sys", key), []byte(value), 0o644))
+	}
+	return errors.Join(errs...)
+}
+
+// runCmd executes a command, returning its output in the error when it fails.
+func runCmd(name string, args ...string) error { return runInput("", name, args...) }
+
+func runInput(stdin, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

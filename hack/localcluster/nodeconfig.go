@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// containerdConfig keeps containerd's root, state, socket, runc state and pod network
+// namespaces under the node folder. restrict_oom_score_adj: root in this VM lacks
+// CAP_SYS_RESOURCE, and without it every sandbox fails in runc create.
+const containerdConfig = `version = 2
+root = %[1]q
+state = %[2]q
+disabled_plugins = [
+  "io.containerd.internal.v1.opt", "io.containerd.tracing.processor.v1.otlp",
+  "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs",
+]
+
+[grpc]
+  address = %[3]q
+
+[ttrpc]
+  address = ""
+
+[debug]
+  address = ""
+
+[metrics]
+  address = ""
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %[4]q
+  restrict_oom_score_adj = true
+  netns_mounts_under_state_dir = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = %[5]q
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = %[6]q
+    max_conf_num = 1
+`
+
+// cniConfig puts pods on the bridge with addresses from host-local. ipMasq is off: nothing
+// from a pod is ever rewritten to leave the machine (and the guard drops it anyway).
+const cniConfig = `{
+  "cniVersion": "1.0.0",
+  "name": "quintet",
+  "plugins": [
+    {
+      "type": "bridge",
+      "bridge": %[1]q,
+      "isGateway": true,
+      "ipMasq": false,
+      "hairpinMode": true,
+      "ipam": {
+        "type": "host-local",
+        "dataDir": %[2]q,
+        "ranges": [[{"subnet": %[3]q, "rangeStart": %[4]q, "gateway": %[5]q}]],
+        "routes": [{"dst": "0.0.0.0/0"}]
+      }
+    }
+  ]
+}
+`
+
+// kubeletConfig: cgroup v1 with cgroupfs (failCgroupV1: false, or v1.36 refuses to start),
+// no iptables chains, no read-only port, pod logs under the node folder, image garbage
+// collection off (our images cannot be pulled again), eviction only when really out of space.
+const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: %[1]s
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    enabled: true
+  x509:
+    clientCAFile: %[2]s
+authorization:
+  mode: Webhook
+tlsCertFile: %[3]s
+tlsPrivateKeyFile: %[4]s
+containerRuntimeEndpoint: unix://%[5]s
+cgroupDriver: cgroupfs
+cgroupRoot: /%[6]s
+failCgroupV1: false
+failSwapOn: false
+makeIPTablesUtilChains: false
+clusterDNS: [%[1]s]
+clusterDomain: %[7]s
+resolvConf: ""
+podLogsDir: %[8]s
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard:
+  memory.available: 100Mi
+  nodefs.available: 1%%
+  nodefs.inodesFree: 1%%
+  imagefs.available: 1%%
+serializeImagePulls: false
+maxPods: 110
+`
+
+// kubeProxyConfig: nftables mode on the bridge address. masqueradeAll, because without
+// br_netfilter a Service reply between two pods on the bridge would skip conntrack; the
+// masquerade address is the bridge's own. Conntrack sysctls are left as they are.
+const kubeProxyConfig = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+mode: nftables
+bindAddress: %[1]s
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+hostnameOverride: %[2]s
+clusterCIDR: %[3]s
+nodePortAddresses: [%[1]s/32]
+clientConnection:
+  kubeconfig: %[4]s
+nftables:
+  masqueradeAll: true
+conntrack:
+  maxPerCore: 0
+  min: 0
+  tcpEstablishedTimeout: 0s
+  tcpCloseWaitTimeout: 0s
+`
+
+// corefile serves the cluster domain (and reverse lookups) on the bridge address only. There
+// is no forward plugin: names outside the cluster are refused, never resolved upstream.
+const corefile = `.:53 {
+    bind %[1]s
+    errors
+    kubernetes %[2]s in-addr.arpa ip6.arpa {
+        kubeconfig %[3]s quintet-local
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+    cache 5
+}
+`
+
+// writeNodeConfigs writes every configuration file of the real node.
+func (l *layout) writeNodeConfigs() error {
+	for _, dir := range []string{l.nodeDir("cni", "net.d"), l.nodeDir("kubelet", "pki"), l.nodeDir("pod-logs")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	pki := func(name string) string { return filepath.Join(l.PKI, name) }
+	files := map[string]string{
+		l.nodeDir("containerd.toml"): fmt.Sprintf(containerdConfig,
+			l.nodeDir("containerd", "root"), l.nodeDir("containerd", "state"), l.containerdSocket(),
+			l.PauseImage, l.nodeDir("containerd", "runc"), l.nodeDir("cni", "net.d")),
+		l.nodeDir("cni", "net.d", "10-quintet.conflist"): fmt.Sprintf(cniConfig,
+			bridgeName, l.nodeDir("cni", "ipam"), podSubnet, podRangeStart, bridgeIP),
+		l.nodeDir("kubelet.yaml"): fmt.Sprintf(kubeletConfig,
+			bridgeIP, pki("ca.crt"), pki("kubelet-serving.crt"), pki("kubelet-serving.key"),
+			l.containerdSocket(), cgroupParent, clusterDomain, l.nodeDir("pod-logs")),
+		l.nodeDir("kube-proxy.yaml"): fmt.Sprintf(kubeProxyConfig,
+			bridgeIP, realNodeName, podSubnet, pki(kubeProxyName+".kubeconfig")),
+		l.nodeDir("Corefile"): fmt.Sprintf(corefile, bridgeIP, clusterDomain, pki(corednsName+".kubeconfig")),
+	}
+	for path, content := range files {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
