@@ -24,7 +24,8 @@ export CGO_ENABLED := 0
 VERSION        ?= 0.1.0
 IMAGE_TAG      ?= v$(VERSION)
 IMAGE_REGISTRY ?= 127.0.0.1:5000
-image           = $(IMAGE_REGISTRY)/quintet/$(1)
+IMAGE_PREFIX    = $(IMAGE_REGISTRY)/quintet
+image           = $(IMAGE_PREFIX)/$(1)
 
 ## Modules ------------------------------------------------------------------------------
 # One list drives every per-module target. A module's short name is its folder name;
@@ -46,6 +47,8 @@ OPERATOR_SDK_VERSION     := $(call modversion,github.com/operator-framework/oper
 GINKGO_VERSION           := $(call modversion,github.com/onsi/ginkgo/v2,e2e/go.mod)
 COREDNS_VERSION          := $(call modversion,github.com/coredns/coredns,hack/tools/coredns/go.mod)
 ETCD_VERSION             := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/kube/go.mod)
+# The etcd release before ETCD_VERSION: e2e upgrades an EtcdCluster from it.
+ETCD_PREVIOUS_VERSION    := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/etcd-previous/go.mod)
 
 KUBE_BIN      := $(BIN)/k8s-$(KUBE_VERSION)
 KUBECTL       := $(KUBE_BIN)/kubectl
@@ -56,6 +59,7 @@ GINKGO         = $(BIN)/ginkgo-$(GINKGO_VERSION)
 OPM            = $(BIN)/opm-$(OPM_VERSION)
 OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 COREDNS        = $(BIN)/coredns-$(COREDNS_VERSION)
+ETCD_PREVIOUS  = $(BIN)/etcd-$(ETCD_PREVIOUS_VERSION)
 IMAGES_TOOL    = $(BIN)/images
 IMAGES_DIR     = $(BIN)/images-$(IMAGE_TAG)
 STATIC_DIR     = $(BIN)/static
@@ -185,20 +189,22 @@ cluster-status: $(LOCALCLUSTER) ## Show the local cluster's processes.
 	$(LOCALCLUSTER) status --dir $(LOCAL)
 
 # What the e2e suites need to know about the local cluster and the images.
-E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE_BIN)/crictl REAL_NODE=$(REAL_NODE) \
-	E2E_AGENT_IMAGE=$(call image,e2e-agent):$(IMAGE_TAG) E2E_AGENT_BINARY=$(STATIC_DIR)/e2e-agent
+E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE_BIN)/crictl E2E_KUBECTL=$(KUBECTL) \
+	REAL_NODE=$(REAL_NODE) E2E_IMAGES=$(IMAGE_PREFIX) E2E_IMAGE_TAG=$(IMAGE_TAG) \
+	E2E_AGENT_IMAGE=$(call image,e2e-agent):$(IMAGE_TAG) E2E_AGENT_BINARY=$(STATIC_DIR)/e2e-agent \
+	E2E_ETCD_VERSION=$(ETCD_VERSION:v%=%) E2E_ETCD_PREVIOUS_VERSION=$(ETCD_PREVIOUS_VERSION:v%=%)
 
 .PHONY: e2e
-e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down.
+e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down (GINKGO_ARGS='--focus=...').
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
 	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
 	@$(MAKE) --no-print-directory cluster-down cluster-up; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
-	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
+	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down; exit $$rc
 
 .PHONY: images
-images: $(KUBE_BIN)/.built $(IMAGES_TOOL) $(LOCALCLUSTER) ## Build our images from source (pause, etcd, managers, e2e agent); load them into a running real node.
+images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) ## Build our images from source (pause, etcd, managers, e2e agent); load them into a running real node.
 	@mkdir -p $(STATIC_DIR)
 	cd hack/images && GOWORK=off go build -o $(STATIC_DIR)/pause ./pause
 	cd e2e && go build -o $(STATIC_DIR)/e2e-agent ./agent
@@ -206,6 +212,7 @@ images: $(KUBE_BIN)/.built $(IMAGES_TOOL) $(LOCALCLUSTER) ## Build our images fr
 	$(IMAGES_TOOL) --out $(IMAGES_DIR) \
 	  $(PAUSE_IMAGE)=$(STATIC_DIR)/pause:/pause \
 	  $(call image,etcd):$(ETCD_VERSION)=$(KUBE_BIN)/etcd:/usr/local/bin/etcd \
+	  $(call image,etcd):$(ETCD_PREVIOUS_VERSION)=$(ETCD_PREVIOUS):/usr/local/bin/etcd \
 	  $(call image,e2e-agent):$(IMAGE_TAG)=$(STATIC_DIR)/e2e-agent:/agent \
 	  $(foreach op,$(OPERATORS),$(call image,$(op)):$(IMAGE_TAG)=$(STATIC_DIR)/$(op)-manager:/manager)
 	$(LOCALCLUSTER) load-images --dir $(LOCAL) --images $(IMAGES_DIR)
@@ -223,7 +230,7 @@ bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a f
 .PHONY: tools tools-test
 tools: tools-test $(OPM) $(OPERATOR_SDK) ## Build every pinned tool into bin/ (a no-op when present).
 # What test, e2e, demo and the benchmarks use; opm and operator-sdk join when OLM packaging does.
-tools-test: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(IMAGES_TOOL)
+tools-test: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) $(IMAGES_TOOL)
 
 # The control plane, the real node's kubelet, kube-proxy and crictl, etcd and kwok in one
 # `go build`, so they share compilation, and kwok's stages (node and pod lifecycles) from the
@@ -245,6 +252,9 @@ $(LOCALCLUSTER): $(wildcard hack/localcluster/*.go) hack/localcluster/go.mod
 
 $(IMAGES_TOOL): $(wildcard hack/images/*.go) hack/images/go.mod
 	cd hack/images && GOWORK=off go build -o $@ .
+
+$(ETCD_PREVIOUS): hack/tools/etcd-previous/go.mod
+	cd hack/tools/etcd-previous && GOWORK=off go build -o $@ .
 
 # CoreDNS serves cluster DNS to the real node's pods.
 $(COREDNS): hack/tools/coredns/go.mod

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -94,4 +95,70 @@ func conditionStatus(ctx context.Context, u *unstructured.Unstructured, condType
 		}
 	}
 	return ""
+}
+
+// deployOperatorOnRealNode installs an operator as a platform team would, from its
+// config/default (kustomize, through kubectl), with the manager image `make images` built, in
+// a namespace whose pods land on the real node, watching watchNamespace. The manager then runs
+// in a pod: in-cluster configuration, cluster DNS, the RBAC of its config. Everything but the
+// CRDs is removed when the suite's node ends.
+func deployOperatorOnRealNode(ctx context.Context, name, watchNamespace string) {
+	By("deploying " + name + " from config/default on the real node")
+	kustomize := exec.CommandContext(ctx, requiredEnv("E2E_KUBECTL"), "kustomize", filepath.Join(operatorDir(name), "config", "default"))
+	var stderr strings.Builder
+	kustomize.Stderr = &stderr
+	out, err := kustomize.Output()
+	Expect(err).NotTo(HaveOccurred(), stderr.String())
+	image := requiredEnv("E2E_IMAGES") + "/" + name + ":" + requiredEnv("E2E_IMAGE_TAG")
+
+	var applied []*unstructured.Unstructured
+	for _, doc := range strings.Split(string(out), "\n---\n") {
+		u := &unstructured.Unstructured{}
+		Expect(yaml.Unmarshal([]byte(doc), &u.Object)).To(Succeed())
+		switch u.GetKind() {
+		case "":
+			continue
+		case "Namespace":
+			u.SetAnnotations(realNodeAnnotations())
+		case "Deployment":
+			setManagerContainer(u, image, watchNamespace)
+		}
+		Expect(k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("quintet-e2e"), client.ForceOwnership)).
+			To(Succeed(), "%s %s", u.GetKind(), u.GetName())
+		if u.GetKind() != "CustomResourceDefinition" {
+			applied = append(applied, u)
+		}
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		for i := len(applied) - 1; i >= 0; i-- {
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, applied[i]))).To(Succeed())
+		}
+	})
+
+	for _, u := range applied {
+		if u.GetKind() != "Deployment" {
+			continue
+		}
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), u)).To(Succeed())
+			available, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
+			g.Expect(available).To(BeEquivalentTo(1), "manager %s/%s is not available", u.GetNamespace(), u.GetName())
+		}).WithContext(ctx).Should(Succeed())
+	}
+}
+
+// setManagerContainer points the manager container at our image (never pulled) and at the
+// namespace it watches.
+func setManagerContainer(deployment *unstructured.Unstructured, image, watchNamespace string) {
+	containers, _, err := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
+	Expect(err).NotTo(HaveOccurred())
+	for i := range containers {
+		c := containers[i].(map[string]any)
+		if c["name"] != "manager" {
+			continue
+		}
+		c["image"], c["imagePullPolicy"] = image, "Never"
+		c["env"] = []any{map[string]any{"name": "WATCH_NAMESPACE", "value": watchNamespace}}
+	}
+	Expect(unstructured.SetNestedSlice(deployment.Object, containers, "spec", "template", "spec", "containers")).To(Succeed())
 }

@@ -34,20 +34,35 @@ const (
 	agentPort     = 8080
 )
 
-// realNodeNamespace makes a namespace whose pods all land on the real node: the
-// PodNodeSelector and PodTolerationRestriction admission plugins read its annotations.
-func realNodeNamespace(ctx context.Context, prefix string) string {
-	ns := createNamespace(ctx, prefix, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+// requireRealNode skips the specs when the cluster has no real node, unless REAL_NODE is
+// required, when it fails them.
+func requireRealNode(ctx context.Context) {
+	err := k8sClient.Get(ctx, client.ObjectKey{Name: realNodeName}, &corev1.Node{})
+	if err != nil && os.Getenv("REAL_NODE") != "required" {
+		Skip("the local cluster runs without a real node (see `make cluster-up`'s output); REAL_NODE=required makes this a failure")
+	}
+	Expect(err).NotTo(HaveOccurred(), "REAL_NODE=required but the cluster has no node %s", realNodeName)
+}
+
+// realNodeAnnotations make the PodNodeSelector and PodTolerationRestriction admission
+// plugins place every pod of a namespace on the real node, also pods that others create.
+func realNodeAnnotations() map[string]string {
 	toleration, err := json.Marshal([]corev1.Toleration{{
 		Key: realNodeLabel, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule,
 	}})
 	Expect(err).NotTo(HaveOccurred())
-	namespace := &corev1.Namespace{}
-	Expect(k8sClient.Get(ctx, client.ObjectKey{Name: ns}, namespace)).To(Succeed())
-	namespace.Annotations = map[string]string{
+	return map[string]string{
 		"scheduler.alpha.kubernetes.io/node-selector":      realNodeLabel + "=true",
 		"scheduler.alpha.kubernetes.io/defaultTolerations": string(toleration),
 	}
+}
+
+// realNodeNamespace makes a restricted namespace whose pods all land on the real node.
+func realNodeNamespace(ctx context.Context, prefix string) string {
+	ns := createNamespace(ctx, prefix, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	namespace := &corev1.Namespace{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Name: ns}, namespace)).To(Succeed())
+	namespace.Annotations = realNodeAnnotations()
 	Expect(k8sClient.Update(ctx, namespace)).To(Succeed())
 	return ns
 }
@@ -127,14 +142,7 @@ func podReady(pod *corev1.Pod) bool {
 }
 
 var _ = Describe("The real node", Ordered, func() {
-	BeforeAll(func(ctx SpecContext) {
-		node := &corev1.Node{}
-		err := k8sClient.Get(ctx, client.ObjectKey{Name: realNodeName}, node)
-		if err != nil && os.Getenv("REAL_NODE") != "required" {
-			Skip("the local cluster runs without a real node (see `make cluster-up`'s output); REAL_NODE=required makes this a failure")
-		}
-		Expect(err).NotTo(HaveOccurred(), "REAL_NODE=required but the cluster has no node %s", realNodeName)
-	})
+	BeforeAll(requireRealNode)
 
 	It("is Ready beside the kwok nodes, labelled and tainted so that only pods that ask land on it", func(ctx SpecContext) {
 		node := &corev1.Node{}

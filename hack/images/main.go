@@ -1,7 +1,7 @@
 // Command images builds Quintet's container images without a container engine: each image
 // is one static binary on a minimal root filesystem (passwd and group files naming the
 // non-root user 65532, a /tmp), assembled with go-containerregistry and written as a
-// docker-archive tarball that containerd imports (`ctr images import`).
+// docker-archive tarball (<name>-<tag>.tar) that containerd imports (`ctr images import`).
 //
 //	images --out DIR REF=BINARY:PATH [REF=BINARY:PATH ...]
 //
@@ -22,7 +22,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "", "directory for the image tarballs (one <name>.tar per image)")
+	out := flag.String("out", "", "directory for the image tarballs (one <name>-<tag>.tar per image)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: images --out DIR REF=BINARY:PATH [REF=BINARY:PATH ...]")
 		flag.PrintDefaults()
@@ -68,13 +68,13 @@ func parseSpec(arg string) (imageSpec, error) {
 	return imageSpec{ref: tag, binary: binary, entrypoint: entrypoint}, nil
 }
 
-// write builds the image and writes it to DIR/<repository base name>.tar.
+// write builds the image and writes it to DIR/<repository base name>-<tag>.tar.
 func (s imageSpec) write(dir string) (string, error) {
 	img, err := buildImage(s.binary, s.entrypoint)
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(dir, filepath.Base(s.ref.RepositoryStr())+".tar")
+	path := filepath.Join(dir, filepath.Base(s.ref.RepositoryStr())+"-"+s.ref.TagStr()+".tar")
 	return path, tarball.WriteToFile(path, s.ref, img)
 }
 

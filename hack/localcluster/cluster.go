@@ -89,10 +89,11 @@ func (l *layout) server() string { return fmt.Sprintf("https://%s:%d", l.apiHost
 
 // components are the names of every process of the cluster, in start order.
 func (l *layout) components() []string {
+	names := append(slices.Clone(componentNames), provisionerProc)
 	if l.RealNode {
-		return append(slices.Clone(componentNames), nodeComponentNames...)
+		names = append(names, nodeComponentNames...)
 	}
-	return componentNames
+	return names
 }
 
 // The components, by the name of their binary.
@@ -308,10 +309,17 @@ func (l *layout) startAll(ctx context.Context, nodes int) error {
 	if err := l.waitHTTP(ctx, apiserver.Name, l.server()+"/readyz", api.http); err != nil {
 		return err
 	}
-	for _, proc := range rest {
+	provisioner, err := l.provisionerProcess()
+	if err != nil {
+		return err
+	}
+	for _, proc := range append(rest, provisioner) {
 		if err := l.start(proc); err != nil {
 			return err
 		}
+	}
+	if err := ensureStorageClass(ctx, api); err != nil {
+		return err
 	}
 	if err := createKwokNodes(ctx, api, nodes); err != nil {
 		return err
@@ -397,16 +405,21 @@ func down(l *layout) error {
 	for _, name := range l.extraProcesses() {
 		errs = append(errs, l.stop(name, stopGracePeriod))
 	}
-	errs = append(errs, l.stopRealNode())
+	errs = append(errs, l.stop(provisionerProc, stopGracePeriod), l.stopRealNode())
 	for i := len(componentNames) - 1; i >= 0; i-- {
 		errs = append(errs, l.stop(componentNames[i], stopGracePeriod))
 	}
 	errs = append(errs, l.removeRealNode())
-	for _, dir := range []string{l.PKI, l.EtcdData, l.Run} {
+	for _, dir := range []string{l.PKI, l.EtcdData, l.Run, l.volumesDir()} {
 		errs = append(errs, os.RemoveAll(dir))
 	}
 	errs = append(errs, removeIfExists(l.Kubeconfig))
 	return errors.Join(errs...)
+}
+
+// allComponents names every component a cluster may have.
+func (l *layout) allComponents() []string {
+	return append(slices.Concat(componentNames, nodeComponentNames), provisionerProc)
 }
 
 // extraProcesses names the pid files in the run folder that are not cluster components.
@@ -415,7 +428,7 @@ func (l *layout) extraProcesses() []string {
 	var extras []string
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".pid")
-		if !slices.Contains(componentNames, name) && !slices.Contains(nodeComponentNames, name) {
+		if !slices.Contains(l.allComponents(), name) {
 			extras = append(extras, name)
 		}
 	}

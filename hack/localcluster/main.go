@@ -69,6 +69,8 @@ func run(args []string) error {
 			return nil
 		}
 		return l.loadImages(ctx)
+	case "provision": // run by up as the cluster's local-path provisioner
+		return provision(ctx, l)
 	case "status":
 		if !status(l) {
 			return fmt.Errorf("the local cluster is not (fully) running")

@@ -82,7 +82,7 @@ func (l *layout) realNodePreflight(ctx context.Context) error {
 	if _, err := os.Stat(l.CoreDNS); err != nil {
 		return fmt.Errorf("CoreDNS is missing (%s): run `make tools`", l.CoreDNS)
 	}
-	if tars, _ := filepath.Glob(filepath.Join(l.Images, "pause.tar")); len(tars) == 0 {
+	if tars, _ := filepath.Glob(filepath.Join(l.Images, "pause-*.tar")); len(tars) == 0 {
 		return fmt.Errorf("no pause image in %s: run `make images`", l.Images)
 	}
 	var missing []string

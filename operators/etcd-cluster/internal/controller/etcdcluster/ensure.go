@@ -65,7 +65,8 @@ func copyManagedFields(desired, existing client.Object) bool {
 		e.Spec.MaxUnavailable, e.Spec.MinAvailable = d.Spec.MaxUnavailable, d.Spec.MinAvailable
 	case *appsv1.StatefulSet:
 		e := existing.(*appsv1.StatefulSet)
-		if derivative(d.Spec.Replicas, e.Spec.Replicas) && derivative(d.Spec.Template, e.Spec.Template) {
+		if derivative(d.Spec.Replicas, e.Spec.Replicas) && derivative(d.Spec.Template, e.Spec.Template) &&
+			clearableFieldsEqual(&d.Spec.Template, &e.Spec.Template) {
 			return false
 		}
 		e.Spec.Replicas, e.Spec.Template = d.Spec.Replicas, d.Spec.Template
@@ -73,4 +74,15 @@ func copyManagedFields(desired, existing client.Object) bool {
 		panic(fmt.Sprintf("ensure: no managed fields for %T", desired))
 	}
 	return true
+}
+
+// clearableFieldsEqual compares the template fields the spec may set and later clear:
+// DeepDerivative skips what desired leaves unset, so a removed etcd flag, toleration or
+// limit would otherwise never leave the StatefulSet. (Semantic equality treats nil and
+// empty alike.)
+func clearableFieldsEqual(d, e *corev1.PodTemplateSpec) bool {
+	eq := equality.Semantic.DeepEqual
+	dc, ec := d.Spec.Containers[0], e.Spec.Containers[0]
+	return eq(dc.Args, ec.Args) && eq(dc.Resources, ec.Resources) &&
+		eq(d.Spec.NodeSelector, e.Spec.NodeSelector) && eq(d.Spec.Tolerations, e.Spec.Tolerations)
 }

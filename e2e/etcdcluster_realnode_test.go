@@ -1,0 +1,271 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// etcdStatus is the part of an EtcdCluster's status these specs read.
+type etcdStatus struct {
+	ReadyMembers   int32  `json:"readyMembers"`
+	CurrentVersion string `json:"currentVersion"`
+	LeaderID       string `json:"leaderID"`
+	Members        []struct {
+		Name    string `json:"name"`
+		ID      string `json:"id"`
+		Ready   bool   `json:"ready"`
+		Learner bool   `json:"learner"`
+	} `json:"members"`
+	Conditions []struct {
+		Type               string `json:"type"`
+		Status             string `json:"status"`
+		Reason             string `json:"reason"`
+		ObservedGeneration int64  `json:"observedGeneration"`
+	} `json:"conditions"`
+}
+
+func (s etcdStatus) condition(condType string) string {
+	for _, c := range s.Conditions {
+		if c.Type == condType {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+func (s etcdStatus) memberIDs() []string {
+	ids := make([]string, 0, len(s.Members))
+	for _, m := range s.Members {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+func getEtcdStatus(ctx context.Context, g Gomega, c *unstructured.Unstructured) etcdStatus {
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+	raw, err := json.Marshal(c.Object["status"])
+	g.Expect(err).NotTo(HaveOccurred())
+	var s etcdStatus
+	g.Expect(json.Unmarshal(raw, &s)).To(Succeed())
+	return s
+}
+
+// expectEtcdReady waits until the cluster has size ready voting members, a leader, and the
+// version, with Available and Ready True for the current generation.
+func expectEtcdReady(ctx context.Context, c *unstructured.Unstructured, size int, version string) etcdStatus {
+	var s etcdStatus
+	Eventually(func(g Gomega) {
+		s = getEtcdStatus(ctx, g, c)
+		g.Expect(s.condition("Available")).To(Equal("True"))
+		g.Expect(s.condition("Ready")).To(Equal("True"))
+		for _, cond := range s.Conditions {
+			g.Expect(cond.ObservedGeneration).To(Equal(c.GetGeneration()), "condition %s", cond.Type)
+		}
+		g.Expect(s.Members).To(HaveLen(size))
+		for _, m := range s.Members {
+			g.Expect(m.ID).NotTo(BeEmpty())
+			g.Expect(m.Ready).To(BeTrue(), "member %s", m.Name)
+			g.Expect(m.Learner).To(BeFalse(), "member %s", m.Name)
+		}
+		g.Expect(s.memberIDs()).To(ContainElement(s.LeaderID))
+		g.Expect(s.CurrentVersion).To(Equal(version))
+	}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
+	return s
+}
+
+// etcdClientURL is the cluster's client Service, reached on its ClusterIP from this host.
+func etcdClientURL(ctx context.Context, c *unstructured.Unstructured) string {
+	svc := &corev1.Service{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: c.GetNamespace(), Name: c.GetName() + "-client"}, svc)).To(Succeed())
+	return fmt.Sprintf("http://%s:2379", svc.Spec.ClusterIP)
+}
+
+// etcdCall posts a request to etcd's JSON gateway (/v3/kv/...) and decodes the answer.
+func etcdCall(ctx context.Context, url string, request, answer any) error {
+	body, err := json.Marshal(request)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(answer)
+}
+
+func etcdPut(ctx context.Context, endpoint, key, value string) error {
+	b64 := base64.StdEncoding.EncodeToString
+	return etcdCall(ctx, endpoint+"/v3/kv/put", map[string]string{"key": b64([]byte(key)), "value": b64([]byte(value))}, &map[string]any{})
+}
+
+func etcdGet(ctx context.Context, endpoint, key string) (string, error) {
+	var answer struct {
+		Kvs []struct {
+			Value string `json:"value"`
+		} `json:"kvs"`
+	}
+	if err := etcdCall(ctx, endpoint+"/v3/kv/range", map[string]string{"key": base64.StdEncoding.EncodeToString([]byte(key))}, &answer); err != nil {
+		return "", err
+	}
+	if len(answer.Kvs) != 1 {
+		return "", fmt.Errorf("key %q not found", key)
+	}
+	value, err := base64.StdEncoding.DecodeString(answer.Kvs[0].Value)
+	return string(value), err
+}
+
+func scaleEtcd(ctx context.Context, c *unstructured.Unstructured, size int) {
+	patch := []byte(fmt.Sprintf(`{"spec":{"size":%d}}`, size))
+	Expect(k8sClient.Patch(ctx, c, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+}
+
+var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
+	const key, value = "/here", "written before scaling"
+	var (
+		cluster  *unstructured.Unstructured
+		endpoint string
+		previous = requiredEnvLater("E2E_ETCD_PREVIOUS_VERSION")
+		current  = requiredEnvLater("E2E_ETCD_VERSION")
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		requireRealNode(ctx)
+		ns := createNamespace(ctx, "etcd-real", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+		deployOperatorOnRealNode(ctx, "etcd-cluster", ns)
+
+		cluster = &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
+			"metadata": map[string]any{"name": "real", "namespace": ns},
+			"spec": map[string]any{
+				"size": int64(3), "version": previous(), "repository": requiredEnv("E2E_IMAGES") + "/etcd",
+				"pod": map[string]any{
+					"nodeSelector": map[string]any{realNodeLabel: "true"},
+					"tolerations":  []any{map[string]any{"key": realNodeLabel, "operator": "Equal", "value": "true", "effect": "NoSchedule"}},
+				},
+			},
+		}}
+		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
+	})
+
+	It("runs real members: Available and Ready, with member IDs and a leader", func(ctx SpecContext) {
+		s := expectEtcdReady(ctx, cluster, 3, previous())
+		By(fmt.Sprintf("members %v, leader %s", s.memberIDs(), s.LeaderID))
+		pods := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": "real"})).To(Succeed())
+		Expect(pods.Items).To(HaveLen(3))
+		for _, p := range pods.Items {
+			Expect(p.Spec.NodeName).To(Equal(realNodeName))
+		}
+	})
+
+	It("keeps a key written through the client Service across scale 3 → 5 → 3", func(ctx SpecContext) {
+		endpoint = etcdClientURL(ctx, cluster)
+		Eventually(func() error { return etcdPut(ctx, endpoint, key, value) }).WithContext(ctx).Should(Succeed())
+
+		scaleEtcd(ctx, cluster, 5)
+		five := expectEtcdReady(ctx, cluster, 5, previous())
+		scaleEtcd(ctx, cluster, 3)
+		three := expectEtcdReady(ctx, cluster, 3, previous())
+		Expect(five.memberIDs()).To(ContainElements(three.memberIDs()), "scaling in removes members, it does not replace them")
+
+		Eventually(func() (string, error) { return etcdGet(ctx, endpoint, key) }).WithContext(ctx).Should(Equal(value))
+	})
+
+	It("replaces a member whose pod and data are lost, with a new member ID", func(ctx SpecContext) {
+		before := expectEtcdReady(ctx, cluster, 3, previous())
+		victim := cluster.GetName() + "-2"
+		By("deleting pod " + victim + " and its volume claim")
+		ns := cluster.GetNamespace()
+		pvc := &corev1.PersistentVolumeClaim{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "data-" + victim}, pvc)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, pvc)).To(Succeed())
+		pod := &corev1.Pod{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: victim}, pod)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
+
+		Eventually(func(g Gomega) {
+			after := expectEtcdReadyNow(ctx, g, cluster, 3)
+			var oldID, newID string
+			for _, m := range before.Members {
+				if m.Name == victim {
+					oldID = m.ID
+				}
+			}
+			for _, m := range after.Members {
+				if m.Name == victim {
+					newID = m.ID
+				}
+			}
+			g.Expect(newID).NotTo(BeEmpty())
+			g.Expect(newID).NotTo(Equal(oldID), "the lost member comes back as a new member")
+		}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
+		Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
+	})
+
+	It("upgrades one member at a time, never below quorum, and keeps the data", func(ctx SpecContext) {
+		expectEtcdReady(ctx, cluster, 3, previous())
+		patch := []byte(fmt.Sprintf(`{"spec":{"version":%q}}`, current()))
+		Expect(k8sClient.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+
+		By("watching the members while they roll from " + previous() + " to " + current())
+		done := false
+		for !done {
+			Expect(ctx.Err()).NotTo(HaveOccurred())
+			pods := &corev1.PodList{}
+			Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": "real"})).To(Succeed())
+			unready, upgraded := 0, 0
+			for _, p := range pods.Items {
+				if !podReady(&p) {
+					unready++
+				}
+				if strings.HasSuffix(p.Spec.Containers[0].Image, ":v"+current()) {
+					upgraded++
+				}
+			}
+			Expect(unready).To(BeNumerically("<=", 1), "more than one member down at once during the upgrade")
+			done = upgraded == 3 && unready == 0 && len(pods.Items) == 3
+			time.Sleep(200 * time.Millisecond)
+		}
+		expectEtcdReady(ctx, cluster, 3, current())
+		Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
+	}, SpecTimeout(6*time.Minute))
+})
+
+// expectEtcdReadyNow asserts, once, what expectEtcdReady waits for (without the version).
+func expectEtcdReadyNow(ctx context.Context, g Gomega, c *unstructured.Unstructured, size int) etcdStatus {
+	s := getEtcdStatus(ctx, g, c)
+	g.Expect(s.condition("Ready")).To(Equal("True"))
+	g.Expect(s.Members).To(HaveLen(size))
+	for _, m := range s.Members {
+		g.Expect(m.Ready && !m.Learner && m.ID != "").To(BeTrue(), "member %+v", m)
+	}
+	return s
+}
+
+// requiredEnvLater reads a required variable when a spec runs, not when the tree is built.
+func requiredEnvLater(name string) func() string { return func() string { return requiredEnv(name) } }

@@ -1,0 +1,38 @@
+package etcdcluster
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+)
+
+func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
+	withPolicy := &v1beta2.EtcdCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "default"},
+		Spec: v1beta2.EtcdClusterSpec{Size: 3, Version: "3.6.8", Repository: "etcd", Pod: &v1beta2.PodPolicy{
+			EtcdArgs:     []string{"--quota-backend-bytes=4294967296"},
+			NodeSelector: map[string]string{"disk": "ssd"},
+			Tolerations:  []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpExists}},
+			Resources:    corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}},
+		}},
+	}
+	without := withPolicy.DeepCopy()
+	without.Spec.Pod = nil
+
+	existing := statefulSet(withPolicy, 3, "3.6.8")
+	if !copyManagedFields(statefulSet(without, 3, "3.6.8"), existing) {
+		t.Fatal("clearing the pod policy must update the StatefulSet")
+	}
+	pod := existing.Spec.Template.Spec
+	if len(pod.Containers[0].Args) != 0 || len(pod.NodeSelector) != 0 || len(pod.Tolerations) != 0 || len(pod.Containers[0].Resources.Limits) != 0 {
+		t.Fatalf("policy fields left behind: args %v, nodeSelector %v, tolerations %v, limits %v",
+			pod.Containers[0].Args, pod.NodeSelector, pod.Tolerations, pod.Containers[0].Resources.Limits)
+	}
+	if copyManagedFields(statefulSet(without, 3, "3.6.8"), existing) {
+		t.Fatal("an unchanged StatefulSet must not be written again")
+	}
+}
