@@ -34,7 +34,7 @@ OPERATORS := $(notdir $(patsubst %/,%,$(wildcard operators/*/)))
 MODULES   := shared $(OPERATORS) e2e
 moddir     = $(if $(filter shared e2e,$(1)),$(1),operators/$(1))
 # Programs in hack/ are modules of their own, outside the workspace.
-HACK_MODULES := hack/localcluster hack/images
+HACK_MODULES := hack/localcluster hack/images hack/bundle
 
 ## Pinned versions ----------------------------------------------------------------------
 # modversion returns the version go.mod file $(2) requires of module $(1).
@@ -58,9 +58,11 @@ GOLANGCI_LINT  = $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 GINKGO         = $(BIN)/ginkgo-$(GINKGO_VERSION)
 OPM            = $(BIN)/opm-$(OPM_VERSION)
 OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
+SCORECARD_TEST = $(BIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
 COREDNS        = $(BIN)/coredns-$(COREDNS_VERSION)
 ETCD_PREVIOUS  = $(BIN)/etcd-$(ETCD_PREVIOUS_VERSION)
 IMAGES_TOOL    = $(BIN)/images
+BUNDLE_TOOL    = $(BIN)/bundle
 IMAGES_DIR     = $(BIN)/images-$(IMAGE_TAG)
 STATIC_DIR     = $(BIN)/static
 PAUSE_IMAGE    = $(call image,pause):$(IMAGE_TAG)
@@ -90,7 +92,7 @@ demo: tools-test cluster-up ## Run every operator on the local cluster with its 
 	@OPERATORS="$(OPERATORS)" KUBECTL=$(KUBECTL) LOCAL=$(LOCAL) hack/demo.sh
 
 .PHONY: test
-test: tools-test verify lint test-all e2e ## Everything CI runs: verify, lint, unit + envtest, e2e.
+test: tools-test verify lint bundle-validate scorecard test-all e2e ## Everything CI runs: verify, lint, bundle checks, unit + envtest, e2e.
 	@hack/test-summary.sh $(LOCAL)/test-results
 
 .PHONY: test-fast
@@ -142,7 +144,7 @@ vet: ## go vet every module.
 	$(foreach m,$(MODULES),(cd $(call moddir,$(m)) && go vet -tags e2e,bench ./...) &&) true
 
 .PHONY: verify
-verify: generate tidy fmt ## Regenerate everything and fail if that changed any file.
+verify: generate bundle tidy fmt ## Regenerate everything (code, CRDs, RBAC, bundles) and fail if that changed any file.
 	@if [ -n "$$(git status --porcelain)" ]; then \
 	  git status --porcelain; git --no-pager diff --stat; \
 	  echo "verify: generated files are out of date; run 'make generate tidy fmt' and commit the result"; exit 1; \
@@ -172,6 +174,31 @@ run: ## Run one manager locally: make run OPERATOR=<name> ARGS="--flag ...".
 	@test -n "$(OPERATOR)" || { echo "set OPERATOR to one of: $(OPERATORS)"; exit 1; }
 	@test -d operators/$(OPERATOR) || { echo "no operator $(OPERATOR); have: $(OPERATORS)"; exit 1; }
 	cd operators/$(OPERATOR) && go run ./cmd $(ARGS)
+
+##@ OLM packaging
+
+# Each operator's OLM package is quintet-<operator>; its bundle is generated into
+# bundles/<operator>/ from operators/<operator>/config/manifests.
+.PHONY: bundle bundle-validate
+bundle: $(addprefix bundle-,$(OPERATORS)) ## Generate every operator's bundle (CSV, CRDs, RBAC, metadata, scorecard config).
+bundle-validate: $(addprefix bundle-validate-,$(OPERATORS)) ## operator-sdk bundle validate, operatorframework suite: no error, no warning.
+
+bundle-%: $(BUNDLE_TOOL) ## Generate one operator's bundle.
+	$(BUNDLE_TOOL) --config operators/$*/config/manifests --package quintet-$* --version $(VERSION) \
+	  --image $(call image,$*):$(IMAGE_TAG) --out bundles/$*
+
+# The suite is operatorhubv2, capabilities, categories, alpha-deprecated-apis and good-practices;
+# any message (a warning too) fails.
+bundle-validate-%: $(OPERATOR_SDK)
+	@out=$$($(OPERATOR_SDK) bundle validate bundles/$* --select-optional suite=operatorframework \
+	  --optional-values=k8s-version=$(KUBE_VERSION:v%=%) -o json-alpha1 2>/dev/null) || { echo "$$out"; exit 1; }; \
+	if ! grep -q '"outputs": null' <<<"$$out"; then echo "$$out"; echo "bundle-validate: bundles/$* has findings"; exit 1; fi; \
+	echo "bundles/$*: operator-sdk bundle validate (operatorframework suite): passed, no errors, no warnings"
+
+.PHONY: scorecard
+scorecard: $(addprefix scorecard-,$(OPERATORS)) ## The scorecard tests of every bundle (the six built-in static checks).
+scorecard-%: $(SCORECARD_TEST)
+	@SCORECARD_TEST=$(SCORECARD_TEST) hack/scorecard.sh bundles/$*
 
 ##@ Local cluster
 
@@ -228,9 +255,10 @@ bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a f
 ##@ Tools
 
 .PHONY: tools tools-test
-tools: tools-test $(OPM) $(OPERATOR_SDK) ## Build every pinned tool into bin/ (a no-op when present).
-# What test, e2e, demo and the benchmarks use; opm and operator-sdk join when OLM packaging does.
-tools-test: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) $(IMAGES_TOOL)
+tools: tools-test $(OPM) ## Build every pinned tool into bin/ (a no-op when present).
+# What test, e2e, demo and the benchmarks use; opm joins when the catalog does.
+tools-test: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
+	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST)
 
 # The control plane, the real node's kubelet, kube-proxy and crictl, etcd and kwok in one
 # `go build`, so they share compilation, and kwok's stages (node and pod lifecycles) from the
@@ -253,6 +281,9 @@ $(LOCALCLUSTER): $(wildcard hack/localcluster/*.go) hack/localcluster/go.mod
 $(IMAGES_TOOL): $(wildcard hack/images/*.go) hack/images/go.mod
 	cd hack/images && GOWORK=off go build -o $@ .
 
+$(BUNDLE_TOOL): $(wildcard hack/bundle/*.go) hack/bundle/go.mod
+	cd hack/bundle && GOWORK=off go build -o $@ .
+
 $(ETCD_PREVIOUS): hack/tools/etcd-previous/go.mod
 	cd hack/tools/etcd-previous && GOWORK=off go build -o $@ .
 
@@ -274,6 +305,11 @@ $(OPM): hack/tools/opm/go.mod
 
 $(OPERATOR_SDK): hack/tools/operator-sdk/go.mod
 	cd hack/tools/operator-sdk && CGO_ENABLED=1 GOWORK=off go build -tags containers_image_openpgp -o $@ github.com/operator-framework/operator-sdk/cmd/operator-sdk
+
+# scorecard-test runs scorecard's built-in tests; static, as it runs in a chroot.
+$(SCORECARD_TEST): hack/tools/operator-sdk/go.mod
+	cd hack/tools/operator-sdk && GOWORK=off go build -tags containers_image_openpgp -o $@ \
+	  github.com/operator-framework/operator-sdk/images/scorecard-test
 
 $(GINKGO): e2e/go.mod
 	GOBIN=$(BIN)/.install go install github.com/onsi/ginkgo/v2/ginkgo@$(GINKGO_VERSION)

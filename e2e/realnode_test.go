@@ -253,6 +253,15 @@ var _ = Describe("The real node", Ordered, func() {
 		}).WithContext(ctx).Should(Succeed())
 	})
 
+	It("runs a command in a container through the kubelet (kubectl exec)", func(ctx SpecContext) {
+		ns := realNodeNamespace(ctx, "e2e-real-exec")
+		pod := runningAgentPod(ctx, ns, "agent")
+		out, err := exec.CommandContext(ctx, requiredEnv("E2E_KUBECTL"), "exec", "-n", ns, pod.Name, "--",
+			"/agent", "--print-hostname").CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+		Expect(strings.TrimSpace(string(out))).To(Equal(pod.Name))
+	})
+
 	It("cleans up a pod's node-local state when the pod is deleted", func(ctx SpecContext) {
 		ns := realNodeNamespace(ctx, "e2e-real-cleanup")
 		pod := runningAgentPod(ctx, ns, "agent")

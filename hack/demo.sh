@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# make demo: on the running local cluster, install every operator's CRDs, start each manager
-# as a local process, apply its samples, wait until each sample is Ready and print a table.
-# Environment (from the Makefile): KUBECTL, LOCAL, OPERATORS (space-separated, may be empty).
+# make demo: on the running local cluster, install every operator and apply its samples, wait
+# until each sample is Ready and print a table. With the real node, each operator is deployed
+# as a platform team would (config/default: namespace, RBAC, Deployment with the image `make
+# images` built) and its manager runs in a pod there; without it, managers run as local
+# processes. Environment (from the Makefile): KUBECTL, LOCAL, OPERATORS (may be empty).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${KUBECTL:?}" "${LOCAL:?}"
@@ -30,11 +32,27 @@ start_manager() {
   echo "Started the $op manager (pid $!, log $LOCAL/logs/$op-manager.log)"
 }
 
+# deploy_in_cluster installs one operator from its config/default into <operator>-system,
+# a namespace whose pods the PodNodeSelector and PodTolerationRestriction admission plugins
+# place on the real node, and waits for its manager.
+deploy_in_cluster() {
+  local op=$1 ns=$1-system
+  k create namespace "$ns" --dry-run=client -o yaml | k apply -f - >/dev/null
+  k annotate namespace "$ns" --overwrite >/dev/null \
+    scheduler.alpha.kubernetes.io/node-selector=quintet.dev/real-node=true \
+    'scheduler.alpha.kubernetes.io/defaultTolerations=[{"key":"quintet.dev/real-node","operator":"Equal","value":"true","effect":"NoSchedule"}]'
+  k apply --server-side -k "operators/$op/config/default" >/dev/null
+  k rollout status -n "$ns" "deployment/$op-controller-manager" --timeout=180s >/dev/null
+  echo "Deployed $op: manager $(k get pods -n "$ns" -l control-plane=controller-manager -o jsonpath='{.items[0].metadata.name} on {.items[0].spec.nodeName}')"
+}
+
+real_node=""
+k get node quintet-node >/dev/null 2>&1 && real_node=yes
 for op in ${OPERATORS:-}; do
   echo "== $op"
   k apply --server-side -f "operators/$op/config/crd/bases" >/dev/null
   k wait --for=condition=Established --timeout=60s -f "operators/$op/config/crd/bases" >/dev/null
-  start_manager "$op"
+  if [ -n "$real_node" ]; then deploy_in_cluster "$op"; else start_manager "$op"; fi
   k apply -n "$NS" -k "operators/$op/config/samples" >/dev/null
 done
 
@@ -43,6 +61,11 @@ objects=(deployment.apps/demo-smoke)
 for op in ${OPERATORS:-}; do
   while read -r o; do objects+=("$o"); done < <(k get -n "$NS" -k "operators/$op/config/samples" -o name)
 done
+if [ -n "$real_node" ] && [[ " ${OPERATORS:-} " == *" etcd-cluster "* ]]; then
+  echo "== etcd on the real node"
+  k apply -n "$NS" -f config/demo/etcdcluster-real-node.yaml >/dev/null
+  objects+=(etcdcluster.etcd.database.coreos.com/real-etcd-cluster)
+fi
 
 # Reasons a sample cannot be Ready on kwok nodes, where containers do not run: its status
 # says so, and the demo accepts that truth instead of waiting for what cannot happen.
@@ -51,7 +74,7 @@ UNREADY_ON_KWOK="MembersUnreachable"
 # wait_ready waits until an object's condition is True, or its reason is one of UNREADY_ON_KWOK.
 wait_ready() {
   local o=$1 cond=$2
-  for _ in $(seq 1 180); do
+  for _ in $(seq 1 300); do
     status=$(k get -n "$NS" "$o" -o jsonpath="{.status.conditions[?(@.type==\"$cond\")].status}")
     reason=$(k get -n "$NS" "$o" -o jsonpath="{.status.conditions[?(@.type==\"$cond\")].reason}")
     [ "$status" = True ] && return 0
@@ -86,8 +109,14 @@ for o in "${objects[@]}"; do
   printf '%-14s %-22s %-6s %-25s %s\n' "$kind" "$name" "$ready" "$reason" "$(created "$uid")"
 done
 if k get -n "$NS" etcdclusters -o name 2>/dev/null | grep -q .; then
-  echo "(EtcdClusters say MembersUnreachable here: kwok nodes run no containers, so no etcd answers.)"
+  echo "(An EtcdCluster on kwok nodes says MembersUnreachable: kwok runs no containers, so no etcd answers."
+  echo " real-etcd-cluster, when there, runs real members on the real node.)"
+fi
+if [ -n "$real_node" ]; then
+  echo
+  echo "== Pods on the real node"
+  k get pods -A --field-selector spec.nodeName=quintet-node -o wide
 fi
 echo
-echo "Managers keep running against the local cluster; 'make cluster-down' stops everything."
+echo "Managers keep running on the local cluster; 'make cluster-down' stops everything."
 echo "kubectl: export KUBECONFIG=$LOCAL/kubeconfig PATH=$(dirname "$KUBECTL"):\$PATH"

@@ -10,7 +10,8 @@
 //	GET /kube?path=P         the API server's status code and body for GET P, with the
 //	                         pod's service-account token (in-cluster configuration)
 //
-// --exit-after makes the process exit with status 1 after the given time, for crash tests.
+// --exit-after makes the process exit with status 1 after the given time, for crash tests;
+// --print-hostname prints the hostname and exits, for `kubectl exec`.
 package main
 
 import (
@@ -37,7 +38,16 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 func main() {
 	listen := flag.String("listen", ":8080", "address to serve on")
 	exitAfter := flag.Duration("exit-after", 0, "exit with status 1 after this long (0: never)")
+	printHostname := flag.Bool("print-hostname", false, "print the hostname and exit (for kubectl exec)")
 	flag.Parse()
+	if *printHostname {
+		name, err := os.Hostname()
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(name)
+		return
+	}
 	if *exitAfter > 0 {
 		time.AfterFunc(*exitAfter, func() {
 			log.Printf("Exiting with status 1 after %s, as asked", *exitAfter)

@@ -156,3 +156,21 @@ func TestUnescapeMountPath(t *testing.T) {
 		}
 	}
 }
+
+func TestRealNodeModes(t *testing.T) {
+	ctx := t.Context()
+	l := testLayout(t) // an empty bin folder: no kubelet, so this machine cannot run the node
+	if err := l.decideRealNode(ctx, realNodeAuto); err != nil || l.RealNode {
+		t.Fatalf("auto without a kubelet: err %v, real node %v; want a plain fallback to kwok only", err, l.RealNode)
+	}
+	err := l.decideRealNode(ctx, realNodeRequired)
+	if err == nil || !strings.Contains(err.Error(), "the real node cannot start") {
+		t.Fatalf("required without a kubelet: err %v, want why the node cannot start", err)
+	}
+	if err := l.decideRealNode(ctx, realNodeOff); err != nil || l.RealNode {
+		t.Fatalf("off: err %v, real node %v", err, l.RealNode)
+	}
+	if err := l.decideRealNode(ctx, "sometimes"); err == nil {
+		t.Fatal("an unknown mode must be refused")
+	}
+}
