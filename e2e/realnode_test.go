@@ -121,8 +121,8 @@ func expectAgent(ctx context.Context, pod *corev1.Pod, path string, code int, bo
 }
 
 // runningAgentPod creates a bare agent pod and waits until it is Ready on the real node.
-func runningAgentPod(ctx context.Context, namespace, name string, args ...string) *corev1.Pod {
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}, Spec: agentPodSpec(args...)}
+func runningAgentPod(ctx context.Context, namespace string) *corev1.Pod {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: namespace}, Spec: agentPodSpec()}
 	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
@@ -223,7 +223,7 @@ var _ = Describe("The real node", Ordered, func() {
 		}
 		Expect(k8sClient.Create(ctx, role)).To(Succeed())
 		Expect(k8sClient.Create(ctx, binding)).To(Succeed())
-		pod := runningAgentPod(ctx, ns, "agent")
+		pod := runningAgentPod(ctx, ns)
 
 		expectAgent(ctx, pod, "/kube?path=/api/v1/namespaces/"+ns+"/pods", http.StatusOK, ContainSubstring(`"kind":"PodList"`))
 		expectAgent(ctx, pod, "/kube?path=/api/v1/namespaces/"+ns+"/secrets", http.StatusForbidden,
@@ -255,7 +255,7 @@ var _ = Describe("The real node", Ordered, func() {
 
 	It("runs a command in a container through the kubelet (kubectl exec)", func(ctx SpecContext) {
 		ns := realNodeNamespace(ctx, "e2e-real-exec")
-		pod := runningAgentPod(ctx, ns, "agent")
+		pod := runningAgentPod(ctx, ns)
 		out, err := exec.CommandContext(ctx, requiredEnv("E2E_KUBECTL"), "exec", "-n", ns, pod.Name, "--",
 			"/agent", "--print-hostname").CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(out))
@@ -264,7 +264,7 @@ var _ = Describe("The real node", Ordered, func() {
 
 	It("cleans up a pod's node-local state when the pod is deleted", func(ctx SpecContext) {
 		ns := realNodeNamespace(ctx, "e2e-real-cleanup")
-		pod := runningAgentPod(ctx, ns, "agent")
+		pod := runningAgentPod(ctx, ns)
 		nodeDir := filepath.Join(requiredEnv("E2E_LOCAL_DIR"), "node")
 		state := []string{
 			filepath.Join(nodeDir, "kubelet", "pods", string(pod.UID)),         // volumes, token, etc-hosts
@@ -294,7 +294,7 @@ var _ = Describe("The real node", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
 
 		ns := realNodeNamespace(ctx, "e2e-real-guard")
-		pod := runningAgentPod(ctx, ns, "agent")
+		pod := runningAgentPod(ctx, ns)
 		before := guardDrops()
 		By("dialling the test host from a pod")
 		code, body, err := httpGet(ctx, agentURL(pod, "/dial?addr="+host))
