@@ -34,7 +34,7 @@ OPERATORS := $(notdir $(patsubst %/,%,$(wildcard operators/*/)))
 MODULES   := shared $(OPERATORS) e2e
 moddir     = $(if $(filter shared e2e,$(1)),$(1),operators/$(1))
 # Programs in hack/ are modules of their own, outside the workspace.
-HACK_MODULES := hack/localcluster hack/images hack/bundle
+HACK_MODULES := hack/localcluster hack/images hack/bundle hack/catalog
 
 ## Pinned versions ----------------------------------------------------------------------
 # modversion returns the version go.mod file $(2) requires of module $(1).
@@ -63,6 +63,7 @@ COREDNS        = $(BIN)/coredns-$(COREDNS_VERSION)
 ETCD_PREVIOUS  = $(BIN)/etcd-$(ETCD_PREVIOUS_VERSION)
 IMAGES_TOOL    = $(BIN)/images
 BUNDLE_TOOL    = $(BIN)/bundle
+CATALOG_TOOL   = $(BIN)/catalog
 IMAGES_DIR     = $(BIN)/images-$(IMAGE_TAG)
 STATIC_DIR     = $(BIN)/static
 PAUSE_IMAGE    = $(call image,pause):$(IMAGE_TAG)
@@ -92,7 +93,7 @@ demo: tools-test cluster-up ## Run every operator on the local cluster with its 
 	@OPERATORS="$(OPERATORS)" KUBECTL=$(KUBECTL) LOCAL=$(LOCAL) hack/demo.sh
 
 .PHONY: test
-test: tools-test verify lint bundle-validate scorecard test-all e2e ## Everything CI runs: verify, lint, bundle checks, unit + envtest, e2e.
+test: tools-test verify lint bundle-validate scorecard catalog-validate test-all e2e ## Everything CI runs: verify, lint, bundle and catalog checks, unit + envtest, e2e.
 	@hack/test-summary.sh $(LOCAL)/test-results
 
 .PHONY: test-fast
@@ -144,7 +145,7 @@ vet: ## go vet every module.
 	$(foreach m,$(MODULES),(cd $(call moddir,$(m)) && go vet -tags e2e,bench ./...) &&) true
 
 .PHONY: verify
-verify: generate bundle tidy fmt ## Regenerate everything (code, CRDs, RBAC, bundles) and fail if that changed any file.
+verify: generate bundle catalog tidy fmt ## Regenerate everything (code, CRDs, RBAC, bundles, catalog) and fail if that changed any file.
 	@if [ -n "$$(git status --porcelain)" ]; then \
 	  git status --porcelain; git --no-pager diff --stat; \
 	  echo "verify: generated files are out of date; run 'make generate tidy fmt' and commit the result"; exit 1; \
@@ -194,6 +195,16 @@ bundle-validate-%: $(OPERATOR_SDK)
 	  --optional-values=k8s-version=$(KUBE_VERSION:v%=%) -o json-alpha1 2>/dev/null) || { echo "$$out"; exit 1; }; \
 	if ! grep -q '"outputs": null' <<<"$$out"; then echo "$$out"; echo "bundle-validate: bundles/$* has findings"; exit 1; fi; \
 	echo "bundles/$*: operator-sdk bundle validate (operatorframework suite): passed, no errors, no warnings"
+
+# The catalog: one package per operator, rendered offline from config/catalog/<package>.yaml
+# and the bundle directories; bundle images are <registry>/<package>-bundle:v<version>.
+BUNDLE_IMAGE_TEMPLATE = $(IMAGE_REGISTRY)/{{.Package}}-bundle:v{{.Version}}
+.PHONY: catalog catalog-validate
+catalog: $(CATALOG_TOOL) $(OPM) ## Render the file-based catalog (catalog/) from config/catalog and bundles/.
+	$(CATALOG_TOOL) --opm $(OPM) --templates config/catalog --bundles bundles --out catalog \
+	  --image-ref-template '$(BUNDLE_IMAGE_TEMPLATE)'
+catalog-validate: $(OPM) ## opm validate catalog.
+	$(OPM) validate catalog && echo "catalog: opm validate passed"
 
 .PHONY: scorecard
 scorecard: $(addprefix scorecard-,$(OPERATORS)) ## The scorecard tests of every bundle (the six built-in static checks).
@@ -255,10 +266,10 @@ bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a f
 ##@ Tools
 
 .PHONY: tools tools-test
-tools: tools-test $(OPM) ## Build every pinned tool into bin/ (a no-op when present).
-# What test, e2e, demo and the benchmarks use; opm joins when the catalog does.
+tools: tools-test ## Build every pinned tool into bin/ (a no-op when present).
+# What test, e2e, demo and the benchmarks use: all of them, today.
 tools-test: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
-	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST)
+	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM)
 
 # The control plane, the real node's kubelet, kube-proxy and crictl, etcd and kwok in one
 # `go build`, so they share compilation, and kwok's stages (node and pod lifecycles) from the
@@ -283,6 +294,9 @@ $(IMAGES_TOOL): $(wildcard hack/images/*.go) hack/images/go.mod
 
 $(BUNDLE_TOOL): $(wildcard hack/bundle/*.go) hack/bundle/go.mod
 	cd hack/bundle && GOWORK=off go build -o $@ .
+
+$(CATALOG_TOOL): $(wildcard hack/catalog/*.go) hack/catalog/go.mod
+	cd hack/catalog && GOWORK=off go build -o $@ .
 
 $(ETCD_PREVIOUS): hack/tools/etcd-previous/go.mod
 	cd hack/tools/etcd-previous && GOWORK=off go build -o $@ .
