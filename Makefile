@@ -109,6 +109,13 @@ test-%: ## Unit + envtest tests of one module (test-shared, test-gordon, ...).
 	@mkdir -p $(LOCAL)/test-results
 	cd $(call moddir,$*) && go test -count=1 -v ./... 2>&1 | tee $(LOCAL)/test-results/$*.log | $(ROOT)/hack/test-filter.sh
 
+# localcluster's tests check the nftables guard with nft: install the node's packages first,
+# as cluster-up would.
+test-hack-localcluster: node-packages
+.PHONY: node-packages
+node-packages: $(LOCALCLUSTER)
+	@$(LOCALCLUSTER) install-packages --real-node $(REAL_NODE)
+
 test-hack-%:
 	@mkdir -p $(LOCAL)/test-results
 	cd hack/$* && GOWORK=off go test -count=1 -v ./... 2>&1 | tee $(LOCAL)/test-results/hack-$*.log | $(ROOT)/hack/test-filter.sh

@@ -65,26 +65,32 @@ func getEtcdStatus(ctx context.Context, g Gomega, c *unstructured.Unstructured) 
 	return s
 }
 
-// expectEtcdReady waits until the cluster has size ready voting members, a leader, and the
-// version, with Available and Ready True for the current generation.
+// expectEtcdReady waits until checkEtcdReady passes.
 func expectEtcdReady(ctx context.Context, c *unstructured.Unstructured, size int, version string) etcdStatus {
 	var s etcdStatus
 	Eventually(func(g Gomega) {
-		s = getEtcdStatus(ctx, g, c)
-		g.Expect(s.condition("Available")).To(Equal("True"))
-		g.Expect(s.condition("Ready")).To(Equal("True"))
-		for _, cond := range s.Conditions {
-			g.Expect(cond.ObservedGeneration).To(Equal(c.GetGeneration()), "condition %s", cond.Type)
-		}
-		g.Expect(s.Members).To(HaveLen(size))
-		for _, m := range s.Members {
-			g.Expect(m.ID).NotTo(BeEmpty())
-			g.Expect(m.Ready).To(BeTrue(), "member %s", m.Name)
-			g.Expect(m.Learner).To(BeFalse(), "member %s", m.Name)
-		}
-		g.Expect(s.memberIDs()).To(ContainElement(s.LeaderID))
-		g.Expect(s.CurrentVersion).To(Equal(version))
+		s = checkEtcdReady(ctx, g, c, size, version)
 	}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
+	return s
+}
+
+// checkEtcdReady asserts that the cluster has size ready voting members with IDs, a leader,
+// and the version, with Available and Ready True for the current generation.
+func checkEtcdReady(ctx context.Context, g Gomega, c *unstructured.Unstructured, size int, version string) etcdStatus {
+	s := getEtcdStatus(ctx, g, c)
+	g.Expect(s.condition("Available")).To(Equal("True"))
+	g.Expect(s.condition("Ready")).To(Equal("True"))
+	for _, cond := range s.Conditions {
+		g.Expect(cond.ObservedGeneration).To(Equal(c.GetGeneration()), "condition %s", cond.Type)
+	}
+	g.Expect(s.Members).To(HaveLen(size))
+	for _, m := range s.Members {
+		g.Expect(m.ID).NotTo(BeEmpty())
+		g.Expect(m.Ready).To(BeTrue(), "member %s", m.Name)
+		g.Expect(m.Learner).To(BeFalse(), "member %s", m.Name)
+	}
+	g.Expect(s.memberIDs()).To(ContainElement(s.LeaderID))
+	g.Expect(s.CurrentVersion).To(Equal(version))
 	return s
 }
 
@@ -147,14 +153,14 @@ func scaleEtcd(ctx context.Context, c *unstructured.Unstructured, size int) {
 var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 	const key, value = "/here", "written before scaling"
 	var (
-		cluster  *unstructured.Unstructured
-		endpoint string
-		previous = requiredEnvLater("E2E_ETCD_PREVIOUS_VERSION")
-		current  = requiredEnvLater("E2E_ETCD_VERSION")
+		cluster           *unstructured.Unstructured
+		endpoint          string
+		previous, current string // the etcd versions the upgrade goes between
 	)
 
 	BeforeAll(func(ctx SpecContext) {
 		requireRealNode(ctx)
+		previous, current = requiredEnv("E2E_ETCD_PREVIOUS_VERSION"), requiredEnv("E2E_ETCD_VERSION")
 		ns := createNamespace(ctx, "etcd-real", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 		deployOperatorOnRealNode(ctx, "etcd-cluster", ns)
 
@@ -162,7 +168,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
 			"metadata": map[string]any{"name": "real", "namespace": ns},
 			"spec": map[string]any{
-				"size": int64(3), "version": previous(), "repository": requiredEnv("E2E_IMAGES") + "/etcd",
+				"size": int64(3), "version": previous, "repository": requiredEnv("E2E_IMAGES") + "/etcd",
 				"pod": map[string]any{
 					"nodeSelector": map[string]any{realNodeLabel: "true"},
 					"tolerations":  []any{map[string]any{"key": realNodeLabel, "operator": "Equal", "value": "true", "effect": "NoSchedule"}},
@@ -173,7 +179,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 	})
 
 	It("runs real members: Available and Ready, with member IDs and a leader", func(ctx SpecContext) {
-		s := expectEtcdReady(ctx, cluster, 3, previous())
+		s := expectEtcdReady(ctx, cluster, 3, previous)
 		By(fmt.Sprintf("members %v, leader %s", s.memberIDs(), s.LeaderID))
 		pods := &corev1.PodList{}
 		Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": "real"})).To(Succeed())
@@ -188,16 +194,16 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		Eventually(func() error { return etcdPut(ctx, endpoint, key, value) }).WithContext(ctx).Should(Succeed())
 
 		scaleEtcd(ctx, cluster, 5)
-		five := expectEtcdReady(ctx, cluster, 5, previous())
+		five := expectEtcdReady(ctx, cluster, 5, previous)
 		scaleEtcd(ctx, cluster, 3)
-		three := expectEtcdReady(ctx, cluster, 3, previous())
+		three := expectEtcdReady(ctx, cluster, 3, previous)
 		Expect(five.memberIDs()).To(ContainElements(three.memberIDs()), "scaling in removes members, it does not replace them")
 
 		Eventually(func() (string, error) { return etcdGet(ctx, endpoint, key) }).WithContext(ctx).Should(Equal(value))
 	})
 
 	It("replaces a member whose pod and data are lost, with a new member ID", func(ctx SpecContext) {
-		before := expectEtcdReady(ctx, cluster, 3, previous())
+		before := expectEtcdReady(ctx, cluster, 3, previous)
 		victim := cluster.GetName() + "-2"
 		By("deleting pod " + victim + " and its volume claim")
 		ns := cluster.GetNamespace()
@@ -209,7 +215,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
 
 		Eventually(func(g Gomega) {
-			after := expectEtcdReadyNow(ctx, g, cluster, 3)
+			after := checkEtcdReady(ctx, g, cluster, 3, previous)
 			var oldID, newID string
 			for _, m := range before.Members {
 				if m.Name == victim {
@@ -228,11 +234,11 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 	})
 
 	It("upgrades one member at a time, never below quorum, and keeps the data", func(ctx SpecContext) {
-		expectEtcdReady(ctx, cluster, 3, previous())
-		patch := []byte(fmt.Sprintf(`{"spec":{"version":%q}}`, current()))
+		expectEtcdReady(ctx, cluster, 3, previous)
+		patch := []byte(fmt.Sprintf(`{"spec":{"version":%q}}`, current))
 		Expect(k8sClient.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
 
-		By("watching the members while they roll from " + previous() + " to " + current())
+		By("watching the members while they roll from " + previous + " to " + current)
 		done := false
 		for !done {
 			Expect(ctx.Err()).NotTo(HaveOccurred())
@@ -243,7 +249,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 				if !podReady(&p) {
 					unready++
 				}
-				if strings.HasSuffix(p.Spec.Containers[0].Image, ":v"+current()) {
+				if strings.HasSuffix(p.Spec.Containers[0].Image, ":v"+current) {
 					upgraded++
 				}
 			}
@@ -251,21 +257,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 			done = upgraded == 3 && unready == 0 && len(pods.Items) == 3
 			time.Sleep(200 * time.Millisecond)
 		}
-		expectEtcdReady(ctx, cluster, 3, current())
+		expectEtcdReady(ctx, cluster, 3, current)
 		Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
 	}, SpecTimeout(6*time.Minute))
 })
-
-// expectEtcdReadyNow asserts, once, what expectEtcdReady waits for (without the version).
-func expectEtcdReadyNow(ctx context.Context, g Gomega, c *unstructured.Unstructured, size int) etcdStatus {
-	s := getEtcdStatus(ctx, g, c)
-	g.Expect(s.condition("Ready")).To(Equal("True"))
-	g.Expect(s.Members).To(HaveLen(size))
-	for _, m := range s.Members {
-		g.Expect(m.Ready && !m.Learner && m.ID != "").To(BeTrue(), "member %+v", m)
-	}
-	return s
-}
-
-// requiredEnvLater reads a required variable when a spec runs, not when the tree is built.
-func requiredEnvLater(name string) func() string { return func() string { return requiredEnv(name) } }

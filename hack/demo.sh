@@ -56,8 +56,10 @@ for op in ${OPERATORS:-}; do
   k apply -n "$NS" -k "operators/$op/config/samples" >/dev/null
 done
 
-# Every sample object, plus the smoke Deployment, as kind/name.
+# Every sample object, plus the smoke Deployment, as kind/name; on_real_node lists those whose
+# pods run on the real node.
 objects=(deployment.apps/demo-smoke)
+on_real_node=()
 for op in ${OPERATORS:-}; do
   while read -r o; do objects+=("$o"); done < <(k get -n "$NS" -k "operators/$op/config/samples" -o name)
 done
@@ -65,17 +67,17 @@ if [ -n "$real_node" ] && [[ " ${OPERATORS:-} " == *" etcd-cluster "* ]]; then
   echo "== etcd on the real node"
   k apply -n "$NS" -f config/demo/etcdcluster-real-node.yaml >/dev/null
   objects+=(etcdcluster.etcd.database.coreos.com/real-etcd-cluster)
+  on_real_node+=(etcdcluster.etcd.database.coreos.com/real-etcd-cluster)
 fi
 
 # Reasons a sample cannot be Ready on kwok nodes, where containers do not run: its status
 # says so, and the demo accepts that truth instead of waiting for what cannot happen.
 UNREADY_ON_KWOK="MembersUnreachable"
 
-# wait_ready waits until an object's condition is True, or (for objects on kwok nodes) its
-# reason is one of UNREADY_ON_KWOK. Objects on the real node must turn True.
+# wait_ready OBJECT CONDITION [REASONS]: wait until the condition is True, or its reason is
+# one of REASONS.
 wait_ready() {
-  local o=$1 cond=$2 accepted=$UNREADY_ON_KWOK
-  [ "$o" = etcdcluster.etcd.database.coreos.com/real-etcd-cluster ] && accepted=""
+  local o=$1 cond=$2 accepted=${3:-}
   for _ in $(seq 1 300); do
     status=$(k get -n "$NS" "$o" -o jsonpath="{.status.conditions[?(@.type==\"$cond\")].status}")
     reason=$(k get -n "$NS" "$o" -o jsonpath="{.status.conditions[?(@.type==\"$cond\")].reason}")
@@ -89,7 +91,8 @@ wait_ready() {
 echo "== Waiting for every sample to report Ready (Available for the Deployment)"
 for o in "${objects[@]}"; do
   cond=Ready; [ "$o" = deployment.apps/demo-smoke ] && cond=Available
-  wait_ready "$o" "$cond"
+  accepted=$UNREADY_ON_KWOK; [[ " ${on_real_node[*]} " == *" $o "* ]] && accepted=""
+  wait_ready "$o" "$cond" "$accepted"
 done
 
 # created lists, by kind, the objects in the namespace that the given UID controls.

@@ -36,7 +36,7 @@ type csvInput struct {
 	crds        []*apiextensionsv1.CustomResourceDefinition
 	deployments []*appsv1.Deployment
 	roles       []*unstructured.Unstructured // ClusterRoles and Roles
-	bindings    []*unstructured.Unstructured // ClusterRoleBindings and RoleBindings
+	grants      []grant
 	samples     []*unstructured.Unstructured
 }
 
@@ -101,25 +101,16 @@ func installStrategy(in csvInput) (operatorsv1alpha1.StrategyDetailsDeployment, 
 			Name: d.Name, Spec: *spec, Label: d.Labels,
 		})
 	}
-	for _, b := range in.bindings {
-		var binding rbacv1.RoleBinding // ClusterRoleBindings have the same shape
-		if err := convert(b, &binding); err != nil {
-			return strategy, err
+	for _, g := range in.grants {
+		rules, err := roleRules(in.roles, g.role)
+		if err != nil {
+			return strategy, fmt.Errorf("binding %s: %w", g.binding, err)
 		}
-		for _, s := range binding.Subjects {
-			if s.Kind != rbacv1.ServiceAccountKind {
-				continue
-			}
-			rules, err := roleRules(in.roles, binding.RoleRef)
-			if err != nil {
-				return strategy, fmt.Errorf("%s %s: %w", b.GetKind(), b.GetName(), err)
-			}
-			perm := operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: s.Name, Rules: rules}
-			if b.GetKind() == "ClusterRoleBinding" {
-				strategy.ClusterPermissions = mergePermissions(strategy.ClusterPermissions, perm)
-			} else {
-				strategy.Permissions = mergePermissions(strategy.Permissions, perm)
-			}
+		perm := operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: g.serviceAccount, Rules: rules}
+		if g.clusterWide {
+			strategy.ClusterPermissions = mergePermissions(strategy.ClusterPermissions, perm)
+		} else {
+			strategy.Permissions = mergePermissions(strategy.Permissions, perm)
 		}
 	}
 	return strategy, nil
@@ -150,22 +141,31 @@ func mergePermissions(perms []operatorsv1alpha1.StrategyDeploymentPermissions,
 	return append(perms, perm)
 }
 
-// boundRoles names the roles bound to a service account: they live in the CSV's
-// permissions; the others (editor, viewer, metrics reader) ship as bundle manifests.
-func boundRoles(bindings []*unstructured.Unstructured) map[string]bool {
-	bound := map[string]bool{}
+// grant is a role bound to a service account by a RoleBinding or ClusterRoleBinding.
+type grant struct {
+	binding        string
+	clusterWide    bool // a ClusterRoleBinding: clusterPermissions
+	serviceAccount string
+	role           rbacv1.RoleRef
+}
+
+// serviceAccountGrants are the roles the bindings give to service accounts: they make the
+// CSV's permissions, and the bindings themselves are OLM's to create.
+func serviceAccountGrants(bindings []*unstructured.Unstructured) ([]grant, error) {
+	var grants []grant
 	for _, b := range bindings {
-		var binding rbacv1.RoleBinding
-		if convert(b, &binding) != nil {
-			continue
+		var binding rbacv1.RoleBinding // ClusterRoleBindings have the same shape
+		if err := convert(b, &binding); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", b.GetKind(), b.GetName(), err)
 		}
 		for _, s := range binding.Subjects {
 			if s.Kind == rbacv1.ServiceAccountKind {
-				bound[binding.RoleRef.Kind+"/"+binding.RoleRef.Name] = true
+				grants = append(grants, grant{binding: b.GetName(), clusterWide: b.GetKind() == "ClusterRoleBinding",
+					serviceAccount: s.Name, role: binding.RoleRef})
 			}
 		}
 	}
-	return bound
+	return grants, nil
 }
 
 // ownedCRDs completes the base's owned entries from the CRDs: the served storage version,

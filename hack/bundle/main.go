@@ -68,7 +68,7 @@ func run(o options) error {
 	}
 	csv, err := buildCSV(csvInput{
 		base: b.base, pkg: o.pkg, version: v, replaces: o.replaces, skipRange: o.skipRange, image: o.image,
-		crds: b.crds, deployments: b.deployments, roles: b.roles, bindings: b.bindings, samples: b.samples,
+		crds: b.crds, deployments: b.deployments, roles: b.roles, grants: b.grants, samples: b.samples,
 	})
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ type parts struct {
 	crdObjects  []*unstructured.Unstructured
 	deployments []*appsv1.Deployment
 	roles       []*unstructured.Unstructured
-	bindings    []*unstructured.Unstructured
+	grants      []grant
 	samples     []*unstructured.Unstructured
 	scorecard   *unstructured.Unstructured
 	others      []*unstructured.Unstructured // shipped as manifests (Services, unbound roles)
@@ -116,8 +116,15 @@ func classify(objects []*unstructured.Unstructured) (*parts, error) {
 		b.deployments = append(b.deployments, d)
 	}
 	b.roles = append(kinds["ClusterRole"], kinds["Role"]...)
-	b.bindings = append(kinds["ClusterRoleBinding"], kinds["RoleBinding"]...)
-	bound := boundRoles(b.bindings)
+	grants, err := serviceAccountGrants(append(kinds["ClusterRoleBinding"], kinds["RoleBinding"]...))
+	if err != nil {
+		return nil, err
+	}
+	b.grants = grants
+	bound := map[string]bool{} // roles in the CSV; the others (editor, viewer, ...) ship as manifests
+	for _, g := range grants {
+		bound[g.role.Kind+"/"+g.role.Name] = true
+	}
 	for _, u := range objects {
 		switch kind := u.GetKind(); {
 		case owned[kind]:

@@ -8,6 +8,7 @@
 //	localcluster down   [--dir .local]
 //	localcluster status [--dir .local]
 //	localcluster load-images [--dir .local] [--images DIR]
+//	localcluster install-packages [--real-node auto|required|off]
 package main
 
 import (
@@ -28,7 +29,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: localcluster up|down|status|load-images [flags]")
+		return fmt.Errorf("usage: localcluster up|down|status|load-images|install-packages [flags]")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	dir := fs.String("dir", ".local", "state, pid files, logs and the kubeconfig")
@@ -69,6 +70,12 @@ func run(args []string) error {
 			return nil
 		}
 		return l.loadImages(ctx)
+	case "install-packages": // before tests that need nft, as cluster-up would
+		if *realNode == realNodeOff || os.Geteuid() != 0 {
+			fmt.Println("Not installing the real node's Debian packages: REAL_NODE=off or not root.")
+			return nil
+		}
+		return installNodePackages(ctx)
 	case "provision": // run by up as the cluster's local-path provisioner
 		return provision(ctx, l)
 	case "status":
@@ -77,6 +84,6 @@ func run(args []string) error {
 		}
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q: want up, down, status or load-images", args[0])
+		return fmt.Errorf("unknown command %q: want up, down, status, load-images or install-packages", args[0])
 	}
 }

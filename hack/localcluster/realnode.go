@@ -85,6 +85,11 @@ func (l *layout) realNodePreflight(ctx context.Context) error {
 	if tars, _ := filepath.Glob(filepath.Join(l.Images, "pause-*.tar")); len(tars) == 0 {
 		return fmt.Errorf("no pause image in %s: run `make images`", l.Images)
 	}
+	return installNodePackages(ctx)
+}
+
+// installNodePackages installs the Debian packages of nodePackages that are missing (as root).
+func installNodePackages(ctx context.Context) error {
 	var missing []string
 	for pkg, file := range nodePackages {
 		if _, err := os.Stat(file); err != nil {
