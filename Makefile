@@ -19,13 +19,20 @@ REAL_NODE ?= auto
 # images as they are, and tests and images share one build cache.
 export CGO_ENABLED := 0
 
-## Images -------------------------------------------------------------------------------
-# Built from source without a container engine; tags follow the versions.
-VERSION        ?= 0.1.0
-IMAGE_TAG      ?= v$(VERSION)
+## Versions and images ------------------------------------------------------------------
+# Each operator has its own version (operators/<operator>/VERSION): its manager image's tag,
+# its bundle's version and folder (bundles/<operator>/<version>/). Published bundles stay as
+# they are; `make bundle` regenerates only the current one. Images are built from source
+# without a container engine; the support images (pause, e2e agent) carry IMAGE_TAG.
+IMAGE_TAG      ?= v0.1.0
 IMAGE_REGISTRY ?= 127.0.0.1:5000
 IMAGE_PREFIX    = $(IMAGE_REGISTRY)/quintet
 image           = $(IMAGE_PREFIX)/$(1)
+opversion       = $(strip $(file < operators/$(1)/VERSION))
+manager_image   = $(call image,$(1)):v$(call opversion,$(1))
+# OLM images: a bundle image per bundle version, one catalog image of every package.
+bundle_image    = $(IMAGE_REGISTRY)/quintet-$(1)-bundle:v$(2)
+CATALOG_IMAGE  ?= $(IMAGE_REGISTRY)/quintet-catalog:latest
 
 ## Modules ------------------------------------------------------------------------------
 # One list drives every per-module target. A module's short name is its folder name;
@@ -44,6 +51,7 @@ CONTROLLER_TOOLS_VERSION := v0.23.0
 GOLANGCI_LINT_VERSION    := v2.15.0
 OPM_VERSION              := $(call modversion,github.com/operator-framework/operator-registry,hack/tools/opm/go.mod)
 OPERATOR_SDK_VERSION     := $(call modversion,github.com/operator-framework/operator-sdk,hack/tools/operator-sdk/go.mod)
+OLM_VERSION              := $(call modversion,github.com/operator-framework/operator-lifecycle-manager,hack/tools/olm/go.mod)
 GINKGO_VERSION           := $(call modversion,github.com/onsi/ginkgo/v2,e2e/go.mod)
 COREDNS_VERSION          := $(call modversion,github.com/coredns/coredns,hack/tools/coredns/go.mod)
 ETCD_VERSION             := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/kube/go.mod)
@@ -57,6 +65,7 @@ CONTROLLER_GEN = $(BIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT  = $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 GINKGO         = $(BIN)/ginkgo-$(GINKGO_VERSION)
 OPM            = $(BIN)/opm-$(OPM_VERSION)
+OLM_BIN        = $(BIN)/olm-$(OLM_VERSION)
 OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 SCORECARD_TEST = $(BIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
 COREDNS        = $(BIN)/coredns-$(COREDNS_VERSION)
@@ -64,7 +73,7 @@ ETCD_PREVIOUS  = $(BIN)/etcd-$(ETCD_PREVIOUS_VERSION)
 IMAGES_TOOL    = $(BIN)/images
 BUNDLE_TOOL    = $(BIN)/bundle
 CATALOG_TOOL   = $(BIN)/catalog
-IMAGES_DIR     = $(BIN)/images-$(IMAGE_TAG)
+IMAGES_DIR     = $(BIN)/image-tarballs
 STATIC_DIR     = $(BIN)/static
 PAUSE_IMAGE    = $(call image,pause):$(IMAGE_TAG)
 # envtest finds kube-apiserver and etcd here; no setup-envtest downloads.
@@ -90,7 +99,7 @@ help: ## Show this help.
 
 .PHONY: demo
 demo: tools-test cluster-up ## Run every operator on the local cluster with its samples, and show them Ready.
-	@OPERATORS="$(OPERATORS)" KUBECTL=$(KUBECTL) LOCAL=$(LOCAL) hack/demo.sh
+	@OPERATORS="$(OPERATORS)" KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) hack/demo.sh
 
 .PHONY: test
 test: tools-test verify lint bundle-validate scorecard catalog-validate test-all e2e ## Everything CI runs: verify, lint, bundle and catalog checks, unit + envtest, e2e.
@@ -191,17 +200,19 @@ run: ## Run one manager locally: make run OPERATOR=<name> ARGS="--flag ...".
 bundle: $(addprefix bundle-,$(OPERATORS)) ## Generate every operator's bundle (CSV, CRDs, RBAC, metadata, scorecard config).
 bundle-validate: $(addprefix bundle-validate-,$(OPERATORS)) ## operator-sdk bundle validate, operatorframework suite: no error, no warning.
 
-bundle-%: $(BUNDLE_TOOL) ## Generate one operator's bundle.
-	$(BUNDLE_TOOL) --config operators/$*/config/manifests --package quintet-$* --version $(VERSION) \
-	  --image $(call image,$*):$(IMAGE_TAG) --out bundles/$*
+bundle-%: $(BUNDLE_TOOL) ## Generate one operator's bundle, of its current version.
+	$(BUNDLE_TOOL) --config operators/$*/config/manifests --package quintet-$* --version $(call opversion,$*) \
+	  --image $(call manager_image,$*) --release config/catalog/quintet-$*.yaml --out bundles/$*/$(call opversion,$*)
 
-# The suite is operatorhubv2, capabilities, categories, alpha-deprecated-apis and good-practices;
-# any message (a warning too) fails.
+# Every published version of the operator. The suite is operatorhubv2, capabilities,
+# categories, alpha-deprecated-apis and good-practices; any message (a warning too) fails.
 bundle-validate-%: $(OPERATOR_SDK)
-	@out=$$($(OPERATOR_SDK) bundle validate bundles/$* --select-optional suite=operatorframework \
-	  --optional-values=k8s-version=$(KUBE_VERSION:v%=%) -o json-alpha1 2>/dev/null) || { echo "$$out"; exit 1; }; \
-	if ! grep -q '"outputs": null' <<<"$$out"; then echo "$$out"; echo "bundle-validate: bundles/$* has findings"; exit 1; fi; \
-	echo "bundles/$*: operator-sdk bundle validate (operatorframework suite): passed, no errors, no warnings"
+	@for b in bundles/$*/*/; do b=$${b%/}; \
+	  out=$$($(OPERATOR_SDK) bundle validate $$b --select-optional suite=operatorframework \
+	    --optional-values=k8s-version=$(KUBE_VERSION:v%=%) -o json-alpha1 2>/dev/null) || { echo "$$out"; exit 1; }; \
+	  if ! grep -q '"outputs": null' <<<"$$out"; then echo "$$out"; echo "bundle-validate: $$b has findings"; exit 1; fi; \
+	  echo "$$b: operator-sdk bundle validate (operatorframework suite): passed, no errors, no warnings"; \
+	done
 
 # The catalog: one package per operator, rendered offline from config/catalog/<package>.yaml
 # and the bundle directories; bundle images are <registry>/<package>-bundle:v<version>.
@@ -213,10 +224,60 @@ catalog: $(CATALOG_TOOL) $(OPM) ## Render the file-based catalog (catalog/) from
 catalog-validate: $(OPM) ## opm validate catalog.
 	$(OPM) validate catalog && echo "catalog: opm validate passed"
 
+##@ OLM images and registry
+
+# Images are tarballs in bin/ (written by bin/images, no container engine) until pushed.
+OLM_IMAGES_DIR = $(BIN)/image-tarballs/olm
+REGISTRY_DIR   = $(LOCAL)/registry
+# bundles/<operator>/<version>/ -> the image reference of that bundle.
+BUNDLE_DIRS      = $(patsubst %/metadata,%,$(wildcard bundles/*/*/metadata))
+bundle_dir_image = $(call bundle_image,$(word 2,$(subst /, ,$(1))),$(word 3,$(subst /, ,$(1))))
+
+.PHONY: registry-up registry-down docker-build docker-push bundle-build bundle-push catalog-build catalog-push
+registry-up: $(IMAGES_TOOL) $(LOCALCLUSTER) ## Start the image registry on IMAGE_REGISTRY (loopback; blobs in .local/registry, manifests in memory).
+	@if curl -sf http://$(IMAGE_REGISTRY)/v2/ >/dev/null; then echo "registry: $(IMAGE_REGISTRY) is up"; else \
+	  $(LOCALCLUSTER) start --dir $(REGISTRY_DIR) --name registry -- \
+	    $(IMAGES_TOOL) registry --addr $(IMAGE_REGISTRY) --dir $(REGISTRY_DIR)/blobs && \
+	  curl -sf --retry 20 --retry-connrefused --retry-delay 1 http://$(IMAGE_REGISTRY)/v2/ >/dev/null; fi
+registry-down: $(LOCALCLUSTER) ## Stop the image registry (its content goes with it).
+	$(LOCALCLUSTER) stop --dir $(REGISTRY_DIR) --name registry
+	rm -rf $(REGISTRY_DIR)/blobs
+
+docker-build: images ## Build every image: managers (tagged with their operator's version), etcd, pause, e2e agent.
+docker-push: docker-build registry-up ## Push those images to IMAGE_REGISTRY.
+	$(IMAGES_TOOL) push $(IMAGES_DIR)/*.tar
+
+bundle-build: $(IMAGES_TOOL) ## Build the bundle image of every bundle version (what each bundle.Dockerfile describes).
+	@rm -rf $(OLM_IMAGES_DIR)/bundles
+	$(IMAGES_TOOL) bundle --out $(OLM_IMAGES_DIR)/bundles $(foreach d,$(BUNDLE_DIRS),$(call bundle_dir_image,$(d))=$(d))
+bundle-push: bundle-build registry-up ## Push the bundle images to IMAGE_REGISTRY.
+	$(IMAGES_TOOL) push $(OLM_IMAGES_DIR)/bundles/*.tar
+
+catalog-build: $(IMAGES_TOOL) $(OPM) ## Build the catalog image CATALOG_IMAGE: opm serving catalog/ at /configs.
+	@rm -rf $(OLM_IMAGES_DIR)/catalog
+	$(IMAGES_TOOL) catalog --out $(OLM_IMAGES_DIR)/catalog --opm $(OPM) $(CATALOG_IMAGE)=catalog
+catalog-push: catalog-build registry-up ## Push the catalog image to IMAGE_REGISTRY.
+	$(IMAGES_TOOL) push $(OLM_IMAGES_DIR)/catalog/*.tar
+
 .PHONY: scorecard
 scorecard: $(addprefix scorecard-,$(OPERATORS)) ## The scorecard tests of every bundle (the six built-in static checks).
 scorecard-%: $(SCORECARD_TEST)
-	@SCORECARD_TEST=$(SCORECARD_TEST) hack/scorecard.sh bundles/$*
+	@for b in bundles/$*/*/; do SCORECARD_TEST=$(SCORECARD_TEST) hack/scorecard.sh $${b%/}; done
+
+##@ OLM on the local cluster
+
+OLM_ENV = KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) OLM_BIN=$(OLM_BIN) OPM=$(OPM)
+
+.PHONY: olm-up run-bundle
+olm-up: $(OLM_BIN)/.built $(LOCALCLUSTER) $(CATALOG_TOOL) $(OPM) ## Install OLM v0 into the running local cluster and serve catalog/ as CatalogSource olm/quintet.
+	@$(OLM_ENV) hack/olm.sh up
+	@$(CATALOG_TOOL) --opm $(OPM) --templates config/catalog --bundles bundles --out $(LOCAL)/olm/catalog \
+	  --image-ref-template '$(BUNDLE_IMAGE_TEMPLATE)' --inline
+	@$(OLM_ENV) hack/olm.sh serve quintet $(LOCAL)/olm/catalog 50051
+
+run-bundle: olm-up ## What `operator-sdk run bundle` does, locally: make run-bundle OPERATOR=<name> [NAMESPACE=<ns>].
+	@test -d "operators/$(OPERATOR)" || { echo "set OPERATOR to one of: $(OPERATORS)"; exit 1; }
+	@$(OLM_ENV) hack/olm.sh run-bundle $(OPERATOR) bundles/$(OPERATOR)/$(call opversion,$(OPERATOR)) $(or $(NAMESPACE),$(OPERATOR)-bundle)
 
 ##@ Local cluster
 
@@ -235,18 +296,21 @@ cluster-status: $(LOCALCLUSTER) ## Show the local cluster's processes.
 
 # What the e2e suites need to know about the local cluster and the images.
 E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE_BIN)/crictl E2E_KUBECTL=$(KUBECTL) \
-	REAL_NODE=$(REAL_NODE) E2E_IMAGES=$(IMAGE_PREFIX) E2E_IMAGE_TAG=$(IMAGE_TAG) \
+	REAL_NODE=$(REAL_NODE) E2E_IMAGES=$(IMAGE_PREFIX) \
 	E2E_AGENT_IMAGE=$(call image,e2e-agent):$(IMAGE_TAG) E2E_AGENT_BINARY=$(STATIC_DIR)/e2e-agent \
-	E2E_ETCD_VERSION=$(ETCD_VERSION:v%=%) E2E_ETCD_PREVIOUS_VERSION=$(ETCD_PREVIOUS_VERSION:v%=%)
+	E2E_ETCD_VERSION=$(ETCD_VERSION:v%=%) E2E_ETCD_PREVIOUS_VERSION=$(ETCD_PREVIOUS_VERSION:v%=%) \
+	E2E_LOCALCLUSTER=$(LOCALCLUSTER) E2E_OPM=$(OPM) E2E_OLM_BIN=$(OLM_BIN) E2E_CATALOG_IMAGE=$(CATALOG_IMAGE)
 
 .PHONY: e2e
+# The suites run on a fresh local cluster with OLM and the catalog (olm-up), and the registry
+# holding the bundle and catalog images.
 e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down (GINKGO_ARGS='--focus=...').
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
 	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
-	@$(MAKE) --no-print-directory cluster-down cluster-up; \
+	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up bundle-push catalog-push; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
 	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
-	$(MAKE) --no-print-directory cluster-down; exit $$rc
+	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
 
 .PHONY: images
 images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) ## Build our images from source (pause, etcd, managers, e2e agent); load them into a running real node.
@@ -254,12 +318,12 @@ images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) ## Bu
 	cd hack/images && GOWORK=off go build -o $(STATIC_DIR)/pause ./pause
 	cd e2e && go build -o $(STATIC_DIR)/e2e-agent ./agent
 	$(foreach op,$(OPERATORS),(cd operators/$(op) && go build -o $(STATIC_DIR)/$(op)-manager ./cmd) &&) true
-	$(IMAGES_TOOL) --out $(IMAGES_DIR) \
+	$(IMAGES_TOOL) build --out $(IMAGES_DIR) \
 	  $(PAUSE_IMAGE)=$(STATIC_DIR)/pause:/pause \
 	  $(call image,etcd):$(ETCD_VERSION)=$(KUBE_BIN)/etcd:/usr/local/bin/etcd \
 	  $(call image,etcd):$(ETCD_PREVIOUS_VERSION)=$(ETCD_PREVIOUS):/usr/local/bin/etcd \
 	  $(call image,e2e-agent):$(IMAGE_TAG)=$(STATIC_DIR)/e2e-agent:/agent \
-	  $(foreach op,$(OPERATORS),$(call image,$(op)):$(IMAGE_TAG)=$(STATIC_DIR)/$(op)-manager:/manager)
+	  $(foreach op,$(OPERATORS),$(call manager_image,$(op))=$(STATIC_DIR)/$(op)-manager:/manager)
 	$(LOCALCLUSTER) load-images --dir $(LOCAL) --images $(IMAGES_DIR)
 
 ##@ Benchmarks
@@ -276,7 +340,7 @@ bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a f
 tools: tools-test ## Build every pinned tool into bin/ (a no-op when present).
 # What test, e2e, demo and the benchmarks use: all of them, today.
 tools-test: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
-	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM)
+	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM) $(OLM_BIN)/.built
 
 # The control plane, the real node's kubelet, kube-proxy and crictl, etcd and kwok in one
 # `go build`, so they share compilation, and kwok's stages (node and pod lifecycles) from the
@@ -320,9 +384,19 @@ $(GOLANGCI_LINT):
 	GOBIN=$(BIN)/.install go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(BIN)/.install/golangci-lint $@
 
-# opm and operator-sdk each in a tools module of their own: their k8s versions differ from ours.
+# opm, operator-sdk and OLM each in a tools module of their own: their k8s versions differ from
+# ours. opm is static (it goes into the catalog image; file-based catalogs need no sqlite).
 $(OPM): hack/tools/opm/go.mod
-	cd hack/tools/opm && CGO_ENABLED=1 GOWORK=off go build -tags json1,containers_image_openpgp -o $@ github.com/operator-framework/operator-registry/cmd/opm
+	cd hack/tools/opm && GOWORK=off go build -tags json1,containers_image_openpgp -o $@ github.com/operator-framework/operator-registry/cmd/opm
+
+# OLM v0's olm-operator and catalog-operator, and its CRDs.
+$(OLM_BIN)/.built: hack/tools/olm/go.mod
+	@mkdir -p $(OLM_BIN)/crds
+	cd hack/tools/olm && CGO_ENABLED=1 GOWORK=off go build -tags json1 -o $(OLM_BIN)/ \
+	  github.com/operator-framework/operator-lifecycle-manager/cmd/olm github.com/operator-framework/operator-lifecycle-manager/cmd/catalog
+	cp $$(cd hack/tools/olm && GOWORK=off go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds/*.yaml $(OLM_BIN)/crds/
+	chmod 644 $(OLM_BIN)/crds/*.yaml
+	touch $@
 
 $(OPERATOR_SDK): hack/tools/operator-sdk/go.mod
 	cd hack/tools/operator-sdk && CGO_ENABLED=1 GOWORK=off go build -tags containers_image_openpgp -o $@ github.com/operator-framework/operator-sdk/cmd/operator-sdk

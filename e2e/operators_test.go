@@ -98,7 +98,8 @@ func conditionStatus(ctx context.Context, u *unstructured.Unstructured, condType
 }
 
 // deployOperatorOnRealNode installs an operator as a platform team would, from its
-// config/default (kustomize, through kubectl), with the manager image `make images` built, in
+// config/default (kustomize, through kubectl), with the manager image of its config (which
+// `make images` built for the operator's version), in
 // a namespace whose pods land on the real node, watching watchNamespace. The manager then runs
 // in a pod: in-cluster configuration, cluster DNS, the RBAC of its config. Everything but the
 // CRDs is removed when the suite's node ends.
@@ -109,7 +110,6 @@ func deployOperatorOnRealNode(ctx context.Context, name, watchNamespace string) 
 	kustomize.Stderr = &stderr
 	out, err := kustomize.Output()
 	Expect(err).NotTo(HaveOccurred(), stderr.String())
-	image := requiredEnv("E2E_IMAGES") + "/" + name + ":" + requiredEnv("E2E_IMAGE_TAG")
 
 	var applied []*unstructured.Unstructured
 	for _, doc := range strings.Split(string(out), "\n---\n") {
@@ -121,7 +121,7 @@ func deployOperatorOnRealNode(ctx context.Context, name, watchNamespace string) 
 		case "Namespace":
 			u.SetAnnotations(realNodeAnnotations())
 		case "Deployment":
-			setManagerContainer(u, image, watchNamespace)
+			setManagerContainer(u, watchNamespace)
 		}
 		Expect(k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("quintet-e2e"), client.ForceOwnership)).
 			To(Succeed(), "%s %s", u.GetKind(), u.GetName())
@@ -147,9 +147,9 @@ func deployOperatorOnRealNode(ctx context.Context, name, watchNamespace string) 
 	}
 }
 
-// setManagerContainer points the manager container at our image (never pulled) and at the
-// namespace it watches.
-func setManagerContainer(deployment *unstructured.Unstructured, image, watchNamespace string) {
+// setManagerContainer makes the manager container use its image as loaded (never pulled) and
+// watch watchNamespace.
+func setManagerContainer(deployment *unstructured.Unstructured, watchNamespace string) {
 	containers, _, err := unstructured.NestedSlice(deployment.Object, "spec", "template", "spec", "containers")
 	Expect(err).NotTo(HaveOccurred())
 	for i := range containers {
@@ -157,7 +157,7 @@ func setManagerContainer(deployment *unstructured.Unstructured, image, watchName
 		if c["name"] != "manager" {
 			continue
 		}
-		c["image"], c["imagePullPolicy"] = image, "Never"
+		c["imagePullPolicy"] = "Never"
 		c["env"] = []any{map[string]any{"name": "WATCH_NAMESPACE", "value": watchNamespace}}
 	}
 	Expect(unstructured.SetNestedSlice(deployment.Object, containers, "spec", "template", "spec", "containers")).To(Succeed())

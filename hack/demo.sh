@@ -3,10 +3,10 @@
 # until each sample is Ready and print a table. With the real node, each operator is deployed
 # as a platform team would (config/default: namespace, RBAC, Deployment with the image `make
 # images` built) and its manager runs in a pod there; without it, managers run as local
-# processes. Environment (from the Makefile): KUBECTL, LOCAL, OPERATORS (may be empty).
+# processes. Environment (from the Makefile): KUBECTL, LOCALCLUSTER, LOCAL, OPERATORS (may be empty).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${KUBECTL:?}" "${LOCAL:?}"
+: "${KUBECTL:?}" "${LOCALCLUSTER:?}" "${LOCAL:?}"
 NS=quintet-demo
 k() { "$KUBECTL" "$@"; }
 mkdir -p "$LOCAL/run" "$LOCAL/logs"
@@ -17,19 +17,14 @@ k get nodes -L quintet.dev/node
 k apply -f config/demo/namespace.yaml >/dev/null
 k apply -f config/demo/deployment.yaml >/dev/null
 
-# start_manager builds and (re)starts one operator's manager against the local cluster.
+# start_manager builds and (re)starts one operator's manager against the local cluster, as a
+# process bin/localcluster tracks (`make cluster-down` stops it).
 start_manager() {
-  local op=$1 pidfile="$LOCAL/run/$1-manager.pid" bin="bin/$1-manager"
+  local op=$1 bin="bin/$1-manager"
   (cd "operators/$op" && go build -o "../../$bin" ./cmd)
-  if [ -f "$pidfile" ] && kill -0 "$(head -n1 "$pidfile")" 2>/dev/null; then
-    kill "$(head -n1 "$pidfile")"; sleep 1
-  fi
   # Probes and metrics off: several managers share this host; leader election off: one replica.
-  setsid "$bin" --metrics-bind-address=0 --health-probe-bind-address=0 --leader-elect=false \
-    >"$LOCAL/logs/$op-manager.log" 2>&1 < /dev/null &
-  # The format of bin/localcluster's pid files, so `make cluster-down` stops it too.
-  printf '%s\n%s\n' $! "$(readlink -f "$bin")" > "$pidfile"
-  echo "Started the $op manager (pid $!, log $LOCAL/logs/$op-manager.log)"
+  "$LOCALCLUSTER" start --dir "$LOCAL" --name "$op-manager" -- \
+    "$bin" --metrics-bind-address=0 --health-probe-bind-address=0 --leader-elect=false
 }
 
 # deploy_in_cluster installs one operator from its config/default into <operator>-system,

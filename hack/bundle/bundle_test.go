@@ -13,14 +13,16 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
+// gordonImage is the manager image gordon's config/manager sets.
+const gordonImage = "127.0.0.1:5000/quintet/gordon:v0.2.0"
+
 // generateGordon generates gordon's bundle, from the operator's real config, into a temp dir.
 func generateGordon(t *testing.T) (string, *operatorsv1alpha1.ClusterServiceVersion) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "gordon")
 	err := run(options{
 		config: "../../operators/gordon/config/manifests", pkg: "quintet-gordon", versionText: "0.2.0",
-		image: "registry.example/gordon:v0.2.0", channels: "candidate,stable", defaultChannel: "stable",
-		replaces: "quintet-gordon.v0.1.0", skipRange: ">=0.1.0 <0.2.0", out: out,
+		image: gordonImage, releaseTemplate: "../../config/catalog/quintet-gordon.yaml", out: out,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +49,7 @@ func TestCSVNamesTheVersionAndTheUpgradeEdge(t *testing.T) {
 	if !strings.Contains(csv.Annotations["alm-examples"], `"kind": "Gordon"`) {
 		t.Errorf("alm-examples lack the sample: %s", csv.Annotations["alm-examples"])
 	}
-	if csv.Spec.RelatedImages[0].Image != "registry.example/gordon:v0.2.0" {
+	if csv.Spec.RelatedImages[0].Image != gordonImage {
 		t.Errorf("relatedImages %v", csv.Spec.RelatedImages)
 	}
 }
@@ -59,7 +61,7 @@ func TestManagerWatchesTheOperatorGroupsTargetNamespaces(t *testing.T) {
 		t.Fatalf("%d deployments", len(deployments))
 	}
 	manager := deployments[0].Spec.Template.Spec.Containers[0]
-	if manager.Image != "registry.example/gordon:v0.2.0" {
+	if manager.Image != gordonImage {
 		t.Errorf("image %s", manager.Image)
 	}
 	i := slices.IndexFunc(manager.Env, func(e corev1.EnvVar) bool { return e.Name == "WATCH_NAMESPACE" })
@@ -164,9 +166,45 @@ func TestBundleShipsOnlyWhatOLMDoesNotMake(t *testing.T) {
 	}
 }
 
-func TestSkipRangeTravelsWithReplaces(t *testing.T) {
-	err := run(options{config: "x", pkg: "p", versionText: "0.2.0", image: "i", out: t.TempDir(), skipRange: "<0.2.0"})
-	if err == nil || !strings.Contains(err.Error(), "--replaces") {
+func TestChannelsAndEdgeComeFromTheCatalogTemplate(t *testing.T) {
+	template := filepath.Join(t.TempDir(), "p.yaml")
+	write := func(content string) {
+		if err := os.WriteFile(template, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`entries:
+- {schema: olm.package, name: p, defaultChannel: stable}
+- {schema: olm.channel, name: candidate, entries: [{name: p.v0.1.0}, {name: p.v0.2.0, replaces: p.v0.1.0, skipRange: "<0.2.0"}]}
+- {schema: olm.channel, name: stable, entries: [{name: p.v0.1.0}, {name: p.v0.2.0, replaces: p.v0.1.0, skipRange: "<0.2.0"}]}
+- {schema: olm.channel, name: fast, entries: [{name: p.v0.1.0}]}
+`)
+	r, err := readRelease(template, "p.v0.2.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.channelList() != "candidate,stable" || r.defaultChannel != "stable" || r.replaces != "p.v0.1.0" || r.skipRange != "<0.2.0" {
+		t.Errorf("release %+v", r)
+	}
+	if _, err := readRelease(template, "p.v0.3.0"); err == nil || !strings.Contains(err.Error(), "no channel lists p.v0.3.0") {
+		t.Errorf("a version in no channel: err %v", err)
+	}
+	write(`entries:
+- {schema: olm.package, name: p, defaultChannel: stable}
+- {schema: olm.channel, name: candidate, entries: [{name: p.v0.2.0, replaces: p.v0.1.0}]}
+- {schema: olm.channel, name: stable, entries: [{name: p.v0.2.0}]}
+`)
+	if _, err := readRelease(template, "p.v0.2.0"); err == nil || !strings.Contains(err.Error(), "different upgrade edges") {
+		t.Errorf("channels disagreeing on the edge: err %v", err)
+	}
+}
+
+func TestBundleImageMustBeTheConfiguredOne(t *testing.T) {
+	err := run(options{
+		config: "../../operators/gordon/config/manifests", pkg: "quintet-gordon", versionText: "0.2.0",
+		image: "registry.example/gordon:v9", releaseTemplate: "../../config/catalog/quintet-gordon.yaml", out: t.TempDir(),
+	})
+	if err == nil || !strings.Contains(err.Error(), "config/manager/kustomization.yaml") {
 		t.Fatalf("err %v", err)
 	}
 }

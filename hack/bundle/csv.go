@@ -92,7 +92,10 @@ func installStrategy(in csvInput) (operatorsv1alpha1.StrategyDetailsDeployment, 
 			if c.Name != "manager" {
 				continue
 			}
-			c.Image = in.image
+			if c.Image != in.image {
+				return strategy, fmt.Errorf("deployment %s runs %s, the bundle is for %s: set the image in config/manager/kustomization.yaml",
+					d.Name, c.Image, in.image)
+			}
 			c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "WATCH_NAMESPACE" })
 			c.Env = append(c.Env, corev1.EnvVar{Name: "WATCH_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
 				FieldRef: &corev1.ObjectFieldSelector{FieldPath: targetNamespaces}}})

@@ -1,13 +1,15 @@
 // Command bundle generates an operator's OLM bundle (registry+v1) from its kustomize config,
 // the way `operator-sdk generate bundle` does, without copy-pasted CSVs:
 //
-//	bundle --config operators/gordon/config/manifests --package quintet-gordon \
-//	       --version 0.1.0 --image 127.0.0.1:5000/quintet/gordon:v0.1.0 --out bundles/quintet-gordon
+//	bundle --config operators/gordon/config/manifests --package quintet-gordon --version 0.2.0 \
+//	       --image 127.0.0.1:5000/quintet/gordon:v0.2.0 --release config/catalog/quintet-gordon.yaml \
+//	       --out bundles/gordon/0.2.0
 //
 // config/manifests is a kustomization of the CSV base (bases/<package>.clusterserviceversion.yaml),
 // ../default (CRDs, RBAC, manager), ../samples and ../scorecard. The bundle gets manifests/
 // (the CSV, the CRDs and the other objects OLM should create), metadata/annotations.yaml,
-// tests/scorecard/config.yaml and a bundle.Dockerfile. Output is deterministic.
+// tests/scorecard/config.yaml and a bundle.Dockerfile. Its channels and upgrade edge come from
+// the package's catalog template (--release). Output is deterministic.
 package main
 
 import (
@@ -25,8 +27,7 @@ import (
 
 type options struct {
 	config, pkg, versionText, image, out string
-	channels, defaultChannel             string
-	replaces, skipRange                  string
+	releaseTemplate                      string
 }
 
 func main() {
@@ -35,10 +36,7 @@ func main() {
 	flag.StringVar(&o.pkg, "package", "", "the OLM package name")
 	flag.StringVar(&o.versionText, "version", "", "the bundle's semantic version, without a leading v")
 	flag.StringVar(&o.image, "image", "", "the manager image")
-	flag.StringVar(&o.channels, "channels", "candidate,stable", "channels the bundle is published in")
-	flag.StringVar(&o.defaultChannel, "default-channel", "stable", "the package's default channel")
-	flag.StringVar(&o.replaces, "replaces", "", "the CSV this one replaces (an upgrade edge)")
-	flag.StringVar(&o.skipRange, "skip-range", "", "versions this one also upgrades from (needs --replaces)")
+	flag.StringVar(&o.releaseTemplate, "release", "", "the package's catalog template: channels and upgrade edge of this version")
 	flag.StringVar(&o.out, "out", "", "the bundle folder (replaced)")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -48,15 +46,16 @@ func main() {
 }
 
 func run(o options) error {
-	if o.config == "" || o.pkg == "" || o.versionText == "" || o.image == "" || o.out == "" {
-		return fmt.Errorf("--config, --package, --version, --image and --out are required")
-	}
-	if o.skipRange != "" && o.replaces == "" {
-		return fmt.Errorf("--skip-range travels with --replaces")
+	if o.config == "" || o.pkg == "" || o.versionText == "" || o.image == "" || o.releaseTemplate == "" || o.out == "" {
+		return fmt.Errorf("--config, --package, --version, --image, --release and --out are required")
 	}
 	v, err := semver.Parse(o.versionText)
 	if err != nil {
 		return fmt.Errorf("--version: %w", err)
+	}
+	rel, err := readRelease(o.releaseTemplate, fmt.Sprintf("%s.v%s", o.pkg, v))
+	if err != nil {
+		return err
 	}
 	objects, err := render(o.config)
 	if err != nil {
@@ -67,13 +66,13 @@ func run(o options) error {
 		return err
 	}
 	csv, err := buildCSV(csvInput{
-		base: b.base, pkg: o.pkg, version: v, replaces: o.replaces, skipRange: o.skipRange, image: o.image,
+		base: b.base, pkg: o.pkg, version: v, replaces: rel.replaces, skipRange: rel.skipRange, image: o.image,
 		crds: b.crds, deployments: b.deployments, roles: b.roles, grants: b.grants, samples: b.samples,
 	})
 	if err != nil {
 		return err
 	}
-	return writeBundle(o, csv, b)
+	return writeBundle(o, rel, csv, b)
 }
 
 // parts are the rendered objects sorted by where they go in the bundle.

@@ -13,14 +13,14 @@ import (
 )
 
 // annotations are the bundle's metadata/annotations.yaml, also the bundle image's labels.
-func annotations(o options) map[string]string {
+func annotations(o options, r release) map[string]string {
 	return map[string]string{
 		"operators.operatorframework.io.bundle.mediatype.v1":       "registry+v1",
 		"operators.operatorframework.io.bundle.manifests.v1":       "manifests/",
 		"operators.operatorframework.io.bundle.metadata.v1":        "metadata/",
 		"operators.operatorframework.io.bundle.package.v1":         o.pkg,
-		"operators.operatorframework.io.bundle.channels.v1":        o.channels,
-		"operators.operatorframework.io.bundle.channel.default.v1": o.defaultChannel,
+		"operators.operatorframework.io.bundle.channels.v1":        r.channelList(),
+		"operators.operatorframework.io.bundle.channel.default.v1": r.defaultChannel,
 		"operators.operatorframework.io.test.mediatype.v1":         "scorecard+v1",
 		"operators.operatorframework.io.test.config.v1":            "tests/scorecard/",
 	}
@@ -28,13 +28,13 @@ func annotations(o options) map[string]string {
 
 // writeBundle replaces the bundle folder with the CSV, the manifests, the metadata, the
 // scorecard configuration and the Dockerfile.
-func writeBundle(o options, csv *operatorsv1alpha1.ClusterServiceVersion, b *parts) error {
+func writeBundle(o options, r release, csv *operatorsv1alpha1.ClusterServiceVersion, b *parts) error {
 	if err := os.RemoveAll(o.out); err != nil {
 		return err
 	}
 	files := map[string]any{
 		filepath.Join("manifests", o.pkg+".clusterserviceversion.yaml"): csv,
-		filepath.Join("metadata", "annotations.yaml"):                   map[string]any{"annotations": annotations(o)},
+		filepath.Join("metadata", "annotations.yaml"):                   map[string]any{"annotations": annotations(o, r)},
 		filepath.Join("tests", "scorecard", "config.yaml"):              b.scorecard.Object,
 	}
 	for _, crd := range b.crdObjects {
@@ -54,7 +54,7 @@ func writeBundle(o options, csv *operatorsv1alpha1.ClusterServiceVersion, b *par
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(o.out, "bundle.Dockerfile"), []byte(dockerfile(annotations(o))), 0o644)
+	return os.WriteFile(filepath.Join(o.out, "bundle.Dockerfile"), []byte(dockerfile(annotations(o, r))), 0o644)
 }
 
 // dockerfile builds the bundle image (`make bundle-build` assembles the same image without

@@ -34,7 +34,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.opm, "opm", "opm", "the opm binary")
 	flag.StringVar(&o.templates, "templates", "config/catalog", "folder of basic templates, one <package>.yaml each")
-	flag.StringVar(&o.bundles, "bundles", "bundles", "folder of bundle directories")
+	flag.StringVar(&o.bundles, "bundles", "bundles", "folder of bundle directories, <operator>/<version> each")
 	flag.StringVar(&o.imageRefTemplate, "image-ref-template", "", "bundle image references, as opm's --alpha-image-ref-template")
 	flag.StringVar(&o.out, "out", "catalog", "the catalog folder (its package folders are replaced)")
 	flag.BoolVar(&o.inline, "inline", false, "empty bundle images: install from inline bundle objects")
@@ -81,7 +81,7 @@ func run(o options) error {
 
 // renderBundles renders every bundle directory, by the image reference it gets.
 func renderBundles(o options) (map[string]map[string]any, error) {
-	dirs, err := filepath.Glob(filepath.Join(o.bundles, "*", "metadata"))
+	dirs, err := filepath.Glob(filepath.Join(o.bundles, "*", "*", "metadata")) // bundles/<operator>/<version>
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +124,9 @@ func renderTemplate(path string, bundles map[string]map[string]any, inline bool)
 	}
 	blobs := make([]map[string]any, 0, len(template.Entries))
 	for _, e := range template.Entries {
+		if err := checkEdges(e); err != nil {
+			return nil, err
+		}
 		if e["schema"] != "olm.bundle" {
 			blobs = append(blobs, e)
 			continue
@@ -141,6 +144,22 @@ func renderTemplate(path string, bundles map[string]map[string]any, inline bool)
 		blobs = append(blobs, blob)
 	}
 	return blobs, nil
+}
+
+// checkEdges refuses a channel entry with a skipRange but no replaces: OLM's upgrade graph
+// of a channel is its chain of replaces, and a skipRange alone would leave the bundle off it.
+func checkEdges(e map[string]any) error {
+	if e["schema"] != "olm.channel" {
+		return nil
+	}
+	entries, _ := e["entries"].([]any)
+	for _, c := range entries {
+		entry, _ := c.(map[string]any)
+		if entry["skipRange"] != nil && entry["replaces"] == nil {
+			return fmt.Errorf("channel %v: %v has a skipRange without replaces; a skipRange travels with a replaces", e["name"], entry["name"])
+		}
+	}
+	return nil
 }
 
 func shallowCopy(m map[string]any) map[string]any {

@@ -83,3 +83,15 @@ func TestOnlyBasicTemplates(t *testing.T) {
 		t.Fatal("a semver template must be refused")
 	}
 }
+
+func TestSkipRangeTravelsWithReplaces(t *testing.T) {
+	alone := strings.Replace(template, "  - name: p.v0.1.0\n", "  - name: p.v0.1.0\n    skipRange: '<0.1.0'\n", 1)
+	_, err := renderTemplate(writeTemplate(t, alone), renderedBundle(), false)
+	if err == nil || !strings.Contains(err.Error(), "skipRange without replaces") {
+		t.Fatalf("err %v", err)
+	}
+	withEdge := strings.Replace(alone, "skipRange: '<0.1.0'\n", "skipRange: '<0.1.0'\n    replaces: p.v0.0.9\n", 1)
+	if _, err := renderTemplate(writeTemplate(t, withEdge), renderedBundle(), false); err != nil {
+		t.Fatalf("a skipRange beside a replaces is an upgrade edge: %v", err)
+	}
+}

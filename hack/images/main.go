@@ -1,81 +1,128 @@
-// Command images builds Quintet's container images without a container engine: each image
-// is one static binary on a minimal root filesystem (passwd and group files naming the
-// non-root user 65532, a /tmp), assembled with go-containerregistry and written as a
-// docker-archive tarball (<name>-<tag>.tar) that containerd imports (`ctr images import`).
+// Command images builds, pushes and serves Quintet's container images without a container
+// engine, with go-containerregistry. Images are written as docker-archive tarballs
+// (<name>-<tag>.tar) that containerd imports (`ctr images import`) and `push` sends to the
+// registry their reference names. Layers carry a zero timestamp: the same inputs give the
+// same digest.
 //
-//	images --out DIR REF=BINARY:PATH [REF=BINARY:PATH ...]
-//
-// REF is the image reference, BINARY the file to copy, PATH where it goes in the image and
-// the image's entrypoint. Layers carry a zero timestamp, so the same binaries give the same
-// image digest.
+//	images build   --out DIR REF=BINARY:PATH ...   one static binary on a minimal rootfs (user 65532)
+//	images bundle  --out DIR REF=BUNDLE_DIR ...    an OLM bundle image (manifests/, metadata/, labels)
+//	images catalog --out DIR --opm OPM REF=FBC_DIR  an OLM catalog image: opm serving /configs
+//	images push    TARBALL ...                     push each to the reference it carries
+//	images registry --addr 127.0.0.1:5000 --dir DIR serve a registry on loopback
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
+const usage = `usage:
+  images build   --out DIR REF=BINARY:PATH [...]
+  images bundle  --out DIR REF=BUNDLE_DIR [...]
+  images catalog --out DIR --opm OPM REF=CATALOG_DIR
+  images push    TARBALL [...]
+  images registry --addr 127.0.0.1:5000 --dir DIR`
+
 func main() {
-	out := flag.String("out", "", "directory for the image tarballs (one <name>-<tag>.tar per image)")
-	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: images --out DIR REF=BINARY:PATH [REF=BINARY:PATH ...]")
-		flag.PrintDefaults()
+	if len(os.Args) < 2 {
+		fatal(fmt.Errorf("%s", usage))
 	}
-	flag.Parse()
-	if *out == "" || flag.NArg() == 0 {
-		flag.Usage()
-		os.Exit(2)
+	flags := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	out := flags.String("out", "", "directory for the image tarballs (one <name>-<tag>.tar per image)")
+	opm := flags.String("opm", "", "the static opm binary the catalog image serves with")
+	addr := flags.String("addr", "127.0.0.1:5000", "the registry's loopback address")
+	dir := flags.String("dir", "", "the registry's blob folder")
+	_ = flags.Parse(os.Args[2:])
+	var err error
+	switch os.Args[1] {
+	case "build":
+		err = buildAll(*out, flags.Args(), func(source string) (v1.Image, error) {
+			binary, entrypoint, ok := strings.Cut(source, ":")
+			if !ok || !strings.HasPrefix(entrypoint, "/") {
+				return nil, fmt.Errorf("%q: want BINARY:/PATH", source)
+			}
+			file, err := fileEntry(binary, entrypoint, 0o755)
+			if err != nil {
+				return nil, err
+			}
+			return buildImage([]tarEntry{file}, imageConfig{entrypoint: []string{entrypoint}})
+		})
+	case "bundle":
+		err = buildAll(*out, flags.Args(), bundleImage)
+	case "catalog":
+		if *opm == "" {
+			err = fmt.Errorf("--opm is required")
+			break
+		}
+		err = buildAll(*out, flags.Args(), func(dir string) (v1.Image, error) { return catalogImage(dir, *opm) })
+	case "push":
+		for _, path := range flags.Args() {
+			pushed, perr := push(path)
+			if perr != nil {
+				err = fmt.Errorf("%s: %w", path, perr)
+				break
+			}
+			fmt.Println("pushed", pushed)
+		}
+	case "registry":
+		if *dir == "" {
+			err = fmt.Errorf("--dir is required")
+			break
+		}
+		err = serveRegistry(*addr, *dir)
+	default:
+		err = fmt.Errorf("unknown command %q\n%s", os.Args[1], usage)
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if err != nil {
 		fatal(err)
 	}
-	for _, arg := range flag.Args() {
-		spec, err := parseSpec(arg)
-		if err != nil {
-			fatal(err)
+}
+
+// buildAll builds one image per REF=SOURCE argument and writes each to out/<name>-<tag>.tar.
+func buildAll(out string, args []string, build func(source string) (v1.Image, error)) error {
+	if out == "" || len(args) == 0 {
+		return fmt.Errorf("--out and at least one REF=SOURCE are required\n%s", usage)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	for _, arg := range args {
+		ref, source, ok := strings.Cut(arg, "=")
+		if !ok {
+			return fmt.Errorf("%q: want REF=SOURCE", arg)
 		}
-		path, err := spec.write(*out)
+		tag, err := name.NewTag(ref, name.StrictValidation)
 		if err != nil {
-			fatal(fmt.Errorf("%s: %w", spec.ref, err))
+			return fmt.Errorf("%q: %w", arg, err)
 		}
-		fmt.Printf("%s -> %s\n", spec.ref, path)
+		img, err := build(source)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		path := filepath.Join(out, tarballName(tag))
+		if err := tarball.WriteToFile(path, tag, img); err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		fmt.Printf("%s -> %s\n", tag, path)
 	}
+	return nil
 }
 
-// imageSpec is one image to build: its reference, the binary and where the binary goes.
-type imageSpec struct {
-	ref        name.Tag
-	binary     string
-	entrypoint string
+// tarballName is <repository base name>-<tag>.tar.
+func tarballName(tag name.Tag) string {
+	return filepath.Base(tag.RepositoryStr()) + "-" + tag.TagStr() + ".tar"
 }
 
-func parseSpec(arg string) (imageSpec, error) {
-	ref, rest, ok := strings.Cut(arg, "=")
-	binary, entrypoint, ok2 := strings.Cut(rest, ":")
-	if !ok || !ok2 || !strings.HasPrefix(entrypoint, "/") {
-		return imageSpec{}, fmt.Errorf("%q: want REF=BINARY:/PATH", arg)
-	}
-	tag, err := name.NewTag(ref, name.StrictValidation)
-	if err != nil {
-		return imageSpec{}, fmt.Errorf("%q: %w", arg, err)
-	}
-	return imageSpec{ref: tag, binary: binary, entrypoint: entrypoint}, nil
-}
-
-// write builds the image and writes it to DIR/<repository base name>-<tag>.tar.
-func (s imageSpec) write(dir string) (string, error) {
-	img, err := buildImage(s.binary, s.entrypoint)
-	if err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, filepath.Base(s.ref.RepositoryStr())+"-"+s.ref.TagStr()+".tar")
-	return path, tarball.WriteToFile(path, s.ref, img)
+func pathOpener(path string) tarball.Opener {
+	return func() (io.ReadCloser, error) { return os.Open(path) }
 }
 
 func fatal(err error) {

@@ -9,6 +9,12 @@
 //	localcluster status [--dir .local]
 //	localcluster load-images [--dir .local] [--images DIR]
 //	localcluster install-packages [--real-node auto|required|off]
+//	localcluster start  [--dir .local] --name NAME -- EXE [ARGS...]
+//	localcluster stop   [--dir .local] --name NAME
+//
+// start runs an extra process (a manager, OLM) the way the cluster's own run: its own process
+// group, output in <dir>/logs/NAME.log, a pid file that `down` and `status` read. A running
+// NAME is stopped first.
 package main
 
 import (
@@ -17,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 )
 
@@ -29,7 +36,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: localcluster up|down|status|load-images|install-packages [flags]")
+		return fmt.Errorf("usage: localcluster up|down|status|load-images|install-packages|start|stop [flags]")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	dir := fs.String("dir", ".local", "state, pid files, logs and the kubeconfig")
@@ -39,6 +46,7 @@ func run(args []string) error {
 	images := fs.String("images", "bin/images", "image tarballs to load into the real node")
 	coredns := fs.String("coredns", "bin/coredns", "the CoreDNS binary")
 	pauseImage := fs.String("pause-image", "", "the pod sandbox image (one of --images)")
+	name := fs.String("name", "", "start: the extra process's name")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -76,6 +84,16 @@ func run(args []string) error {
 			return nil
 		}
 		return installNodePackages(ctx)
+	case "start":
+		if *name == "" || fs.NArg() == 0 {
+			return fmt.Errorf("usage: localcluster start --name NAME -- EXE [ARGS...]")
+		}
+		return startExtra(l, *name, fs.Args())
+	case "stop":
+		if *name == "" || slices.Contains(l.allComponents(), *name) {
+			return fmt.Errorf("usage: localcluster stop --name NAME (an extra process, not a cluster component)")
+		}
+		return l.stop(*name, stopGracePeriod)
 	case "provision": // run by up as the cluster's local-path provisioner
 		return provision(ctx, l)
 	case "status":
@@ -84,6 +102,6 @@ func run(args []string) error {
 		}
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q: want up, down, status, load-images or install-packages", args[0])
+		return fmt.Errorf("unknown command %q: want up, down, status, load-images, install-packages, start or stop", args[0])
 	}
 }

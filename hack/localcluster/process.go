@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -114,4 +115,39 @@ func (l *layout) tailLog(name string) string {
 		return ""
 	}
 	return lastLines(string(data), 15)
+}
+
+// startExtra starts an extra process (stopping a running one of the same name first): the
+// managers `make demo` runs, OLM's operators, opm serving a catalog. `down` stops them first.
+func startExtra(l *layout, name string, command []string) error {
+	if slices.Contains(l.allComponents(), name) {
+		return fmt.Errorf("%s is a cluster component", name)
+	}
+	exe, err := exec.LookPath(command[0])
+	if err != nil {
+		return err
+	}
+	if exe, err = filepath.Abs(exe); err != nil {
+		return err
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil { // the pid file names what /proc/<pid>/exe shows
+		return err
+	}
+	if err := l.stop(name, stopGracePeriod); err != nil {
+		return err
+	}
+	for _, dir := range []string{l.Run, l.Logs} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := l.start(process{Name: name, Exe: exe, Args: command[1:]}); err != nil {
+		return err
+	}
+	time.Sleep(500 * time.Millisecond) // a process that cannot start (flags, bind) exits at once
+	if _, ok := l.running(name); !ok {
+		return l.exited(name)
+	}
+	fmt.Printf("Started %s (log %s)\n", name, l.logFile(name))
+	return nil
 }
