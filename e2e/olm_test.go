@@ -221,15 +221,9 @@ var _ = Describe("Quintet through OLM", func() {
 
 	It("runs a bundle the way operator-sdk run bundle does (make run-bundle)", func(ctx SpecContext) {
 		const operator = "etcd-cluster"
-		version, err := os.ReadFile(filepath.Join(operatorDir(operator), "VERSION"))
-		Expect(err).NotTo(HaveOccurred())
+		version := operatorVersion(operator)
 		ns := createNamespace(ctx, "olm-run-bundle", nil)
-		cmd := exec.CommandContext(ctx, filepath.Join("..", "hack", "olm.sh"), "run-bundle", operator,
-			filepath.Join("..", "bundles", operator, strings.TrimSpace(string(version))), ns)
-		cmd.Env = append(os.Environ(), "KUBECTL="+requiredEnv("E2E_KUBECTL"), "LOCALCLUSTER="+requiredEnv("E2E_LOCALCLUSTER"),
-			"LOCAL="+requiredEnv("E2E_LOCAL_DIR"), "OLM_BIN="+requiredEnv("E2E_OLM_BIN"), "OPM="+requiredEnv("E2E_OPM"))
-		out, err := cmd.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(out))
-		expectInstalled(ctx, ns, "quintet-etcd-cluster.v"+strings.TrimSpace(string(version)))
+		runOLMScript(ctx, "run-bundle", operator, filepath.Join("..", "bundles", operator, version), ns)
+		expectInstalled(ctx, ns, "quintet-"+operator+".v"+version)
 	})
 })

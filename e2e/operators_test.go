@@ -31,7 +31,12 @@ func startOperator(name string, env []string, args ...string) {
 		Paths: []string{filepath.Join(operatorDir(name), "config", "crd", "bases")}, ErrorIfPathMissing: true,
 	})
 	Expect(err).NotTo(HaveOccurred())
+	runManager(name, env, args...)
+}
 
+// runManager builds an operator's manager and runs it as a local process until the suite's
+// node ends; it returns the path of its log (in E2E_LOG_DIR).
+func runManager(name string, env []string, args ...string) string {
 	By("building and starting the " + name + " manager")
 	bin := filepath.Join(GinkgoT().TempDir(), name+"-manager")
 	build := exec.Command("go", "build", "-o", bin, "./cmd")
@@ -58,6 +63,7 @@ func startOperator(name string, env []string, args ...string) {
 		}
 		_ = logFile.Close()
 	})
+	return logFile.Name()
 }
 
 // logDir is where e2e writes the logs of the processes it starts.

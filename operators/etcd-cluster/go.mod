@@ -1,9 +1,11 @@
 module github.com/quintet-operators/quintet/operators/etcd-cluster
 
-go 1.26.0
+go 1.26.3
 
 require (
 	github.com/onsi/gomega v1.44.0
+	github.com/operator-framework/api v0.45.0
+	github.com/operator-framework/operator-lib v0.19.0
 	github.com/quintet-operators/quintet/shared v0.0.0-00010101000000-000000000000
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
@@ -50,7 +52,7 @@ require (
 	github.com/go-openapi/swag/yamlutils v0.27.1 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/cel-go v0.29.2 // indirect
-	github.com/google/gnostic-models v0.7.0 // indirect
+	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.29.0 // indirect

@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/onsi/gomega v1.44.0
+	github.com/operator-framework/operator-lib v0.19.0
 	github.com/prometheus/client_golang v1.24.0
 	github.com/quintet-operators/quintet/shared v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.37.2

@@ -4,6 +4,7 @@ package main
 import (
 	"flag"
 
+	"github.com/operator-framework/operator-lib/proxy"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -11,6 +12,7 @@ import (
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdcluster"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/upgradeable"
 	"github.com/quintet-operators/quintet/shared/manager"
 )
 
@@ -31,10 +33,15 @@ func main() {
 		name = "etcd-cluster-clusterwide" // its own leader election: both kinds may run at once
 	}
 	manager.Run(name, flags, scheme, func(mgr ctrl.Manager) error {
-		return (&etcdcluster.Reconciler{
+		err := (&etcdcluster.Reconciler{
 			Client:      mgr.GetClient(),
 			Recorder:    mgr.GetEventRecorder("etcdcluster-controller"),
 			ClusterWide: *clusterWide,
+			ProxyEnv:    proxy.ReadProxyVarsFromEnv(),
 		}).SetupWithManager(mgr)
+		if err != nil {
+			return err
+		}
+		return upgradeable.SetupWithManager(mgr)
 	})
 }

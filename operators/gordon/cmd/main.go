@@ -4,6 +4,7 @@ package main
 import (
 	"flag"
 
+	"github.com/operator-framework/operator-lib/proxy"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -29,6 +30,7 @@ func main() {
 			Client:                  mgr.GetClient(),
 			Recorder:                mgr.GetEventRecorder("gordon-controller"),
 			MaxConcurrentReconciles: *concurrency,
+			ProxyEnv:                proxy.ReadProxyVarsFromEnv(),
 		}).SetupWithManager(mgr)
 	}, gordon.CacheOptions)
 }

@@ -41,3 +41,12 @@ const (
 	ScopeAnnotation  = "etcd.database.coreos.com/scope"
 	ScopeClusterWide = "clusterwide"
 )
+
+// Reasons of the operator's OperatorCondition Upgradeable (OLM holds an upgrade of the
+// operator while it is False).
+const (
+	// ReasonMembershipChanging: some cluster is changing members or rolling a version.
+	ReasonMembershipChanging = "MembershipChanging"
+	// ReasonNoMembershipChange: no cluster is mid-operation; the operator may be replaced.
+	ReasonNoMembershipChange = "NoMembershipChange"
+)

@@ -23,8 +23,8 @@ func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
 	without := withPolicy.DeepCopy()
 	without.Spec.Pod = nil
 
-	existing := statefulSet(withPolicy, 3, "3.6.8")
-	if !copyManagedFields(statefulSet(without, 3, "3.6.8"), existing) {
+	existing := statefulSet(withPolicy, 3, "3.6.8", nil)
+	if !copyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing) {
 		t.Fatal("clearing the pod policy must update the StatefulSet")
 	}
 	pod := existing.Spec.Template.Spec
@@ -32,7 +32,22 @@ func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
 		t.Fatalf("policy fields left behind: args %v, nodeSelector %v, tolerations %v, limits %v",
 			pod.Containers[0].Args, pod.NodeSelector, pod.Tolerations, pod.Containers[0].Resources.Limits)
 	}
-	if copyManagedFields(statefulSet(without, 3, "3.6.8"), existing) {
+	if copyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing) {
 		t.Fatal("an unchanged StatefulSet must not be written again")
+	}
+}
+
+func TestMembersGetTheProxySettingsOLMGaveTheManager(t *testing.T) {
+	c := &v1beta2.EtcdCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "default"},
+		Spec:       v1beta2.EtcdClusterSpec{Size: 3, Version: "3.6.8", Repository: "etcd"},
+	}
+	proxy := corev1.EnvVar{Name: "HTTPS_PROXY", Value: "http://proxy.example:3128"}
+	env := statefulSet(c, 3, "3.6.8", []corev1.EnvVar{proxy}).Spec.Template.Spec.Containers[0].Env
+	if env[len(env)-1] != proxy || env[0].Name != "ETCD_NAME" {
+		t.Errorf("env %v: want etcd's variables, then the proxy settings", env)
+	}
+	if without := statefulSet(c, 3, "3.6.8", nil).Spec.Template.Spec.Containers[0].Env; len(without) != len(env)-1 {
+		t.Errorf("without proxy settings: %v", without)
 	}
 }

@@ -42,6 +42,9 @@ type Reconciler struct {
 	Dial etcd.Dialer
 	// Addresses is the address scheme of members; DNSAddresses when nil.
 	Addresses func(*v1beta2.EtcdCluster) membership.Addresses
+	// ProxyEnv are the cluster's proxy settings OLM gives the manager (HTTP_PROXY, HTTPS_PROXY,
+	// NO_PROXY), passed on to every member.
+	ProxyEnv []corev1.EnvVar
 }
 
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters,verbs=get;list;watch
@@ -114,7 +117,7 @@ func (r *Reconciler) reconcileTemplate(ctx context.Context, c *v1beta2.EtcdClust
 	if err != nil || n == 0 {
 		return err
 	}
-	return r.ensure(ctx, c, statefulSet(c, int32(n), version)) //nolint:gosec // n <= 9
+	return r.ensure(ctx, c, statefulSet(c, int32(n), version, r.ProxyEnv)) //nolint:gosec // n <= 9
 }
 
 func (r *Reconciler) engine(c *v1beta2.EtcdCluster, version string) *membership.Engine {

@@ -118,7 +118,7 @@ func podDisruptionBudget(c *v1beta2.EtcdCluster) *policyv1.PodDisruptionBudget {
 
 // statefulSet runs the members: one pod and one volume per member. Membership is not changed
 // here: replicas only follow what the membership engine already agreed with etcd.
-func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string) *appsv1.StatefulSet {
+func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEnv []corev1.EnvVar) *appsv1.StatefulSet {
 	policy := c.Spec.Pod
 	if policy == nil {
 		policy = &v1beta2.PodPolicy{}
@@ -137,7 +137,7 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string) *appsv1
 		Image:   fmt.Sprintf("%s:v%s", c.Spec.Repository, version),
 		Command: []string{"/usr/local/bin/etcd"},
 		Args:    policy.EtcdArgs,
-		Env: []corev1.EnvVar{
+		Env: append([]corev1.EnvVar{
 			{Name: "ETCD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
 			{Name: "ETCD_DATA_DIR", Value: dataMount + "/data"},
 			{Name: "ETCD_LISTEN_CLIENT_URLS", Value: fmt.Sprintf("http://0.0.0.0:%d", clientPort)},
@@ -145,7 +145,7 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string) *appsv1
 			{Name: "ETCD_ADVERTISE_CLIENT_URLS", Value: fmt.Sprintf("http://%s:%d", host, clientPort)},
 			{Name: "ETCD_INITIAL_ADVERTISE_PEER_URLS", Value: fmt.Sprintf("http://%s:%d", host, peerPort)},
 			{Name: "ETCD_INITIAL_CLUSTER_TOKEN", Value: c.Name + "-" + string(c.UID)},
-		},
+		}, proxyEnv...),
 		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: configMapName(c)}}}},
 		Ports: []corev1.ContainerPort{

@@ -44,12 +44,12 @@ func (s *statefulSetRuntime) Start(ctx context.Context, ordinal int, initialClus
 	if err := s.r.ensure(ctx, s.c, memberConfigMap(s.c, initialCluster, state)); err != nil {
 		return err
 	}
-	return s.r.ensure(ctx, s.c, statefulSet(s.c, int32(ordinal+1), s.version)) //nolint:gosec // ordinal < 9
+	return s.r.ensure(ctx, s.c, statefulSet(s.c, int32(ordinal+1), s.version, s.r.ProxyEnv)) //nolint:gosec // ordinal < 9
 }
 
 func (s *statefulSetRuntime) Stop(ctx context.Context, ordinal int) error {
 	// The StatefulSet deletes the volume of the removed pod (retention policy WhenScaled).
-	return s.r.ensure(ctx, s.c, statefulSet(s.c, int32(ordinal), s.version)) //nolint:gosec // ordinal < 9
+	return s.r.ensure(ctx, s.c, statefulSet(s.c, int32(ordinal), s.version, s.r.ProxyEnv)) //nolint:gosec // ordinal < 9
 }
 
 func (s *statefulSetRuntime) Wipe(ctx context.Context, ordinal int, initialCluster string) error {

@@ -27,6 +27,9 @@ type Reconciler struct {
 	Recorder recorder.EventRecorder
 	// MaxConcurrentReconciles bounds how many Gordons are reconciled at once; 1 when zero.
 	MaxConcurrentReconciles int
+	// ProxyEnv are the cluster's proxy settings OLM gives the manager (HTTP_PROXY, HTTPS_PROXY,
+	// NO_PROXY), passed on to every pod.
+	ProxyEnv []corev1.EnvVar
 
 	expectations *expectations
 }

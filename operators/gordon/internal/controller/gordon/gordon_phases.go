@@ -58,7 +58,7 @@ func (r *Reconciler) createPods(ctx context.Context, g *v1.Gordon, n int) error 
 	key := keyOf(g)
 	r.expectations.expectCreations(key, n)
 	created, err := slowStart(n, func() error {
-		pod := newPod(g)
+		pod := newPod(g, r.ProxyEnv)
 		if err := controllerutil.SetControllerReference(g, pod, r.Scheme()); err != nil {
 			return err
 		}

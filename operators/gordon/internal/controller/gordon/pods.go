@@ -30,9 +30,9 @@ func podLabels(g *v1.Gordon) map[string]string {
 // selector is the label selector of g's pods, as the scale subresource reports it.
 func selector(g *v1.Gordon) string { return v1.GordonLabel + "=" + g.Name }
 
-// newPod builds a pod of g. It meets the `restricted` Pod Security level. The caller sets
-// the controller reference.
-func newPod(g *v1.Gordon) *corev1.Pod {
+// newPod builds a pod of g with the proxy variables proxyEnv. It meets the `restricted` Pod
+// Security level. The caller sets the controller reference.
+func newPod(g *v1.Gordon, proxyEnv []corev1.EnvVar) *corev1.Pod {
 	spec := g.Spec.Gordon
 	image := spec.Image
 	if image == "" {
@@ -42,6 +42,7 @@ func newPod(g *v1.Gordon) *corev1.Pod {
 		Name:            appName,
 		Image:           image,
 		ImagePullPolicy: spec.ImagePullPolicy,
+		Env:             proxyEnv,
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: ptr.To(false),
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},

@@ -94,7 +94,7 @@ func TestClassifyPodsSeparatesTerminatedAndIgnoresTerminating(t *testing.T) {
 
 func TestNewPodMeetsTheRestrictedPodSecurityLevel(t *testing.T) {
 	g := &v1.Gordon{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns"}}
-	pod := newPod(g)
+	pod := newPod(g, nil)
 	if pod.GenerateName != "g-" || pod.Labels[v1.GordonLabel] != "g" {
 		t.Fatalf("name %q labels %v", pod.GenerateName, pod.Labels)
 	}
@@ -130,5 +130,13 @@ func TestSlowStartStopsAfterTheFirstFailingBatch(t *testing.T) {
 	created, err = slowStart(5, func() error { calls.Add(1); return nil })
 	if err != nil || created != 5 || calls.Load() != 5 {
 		t.Fatalf("created = %d, calls = %d, err = %v; want 5, 5, nil", created, calls.Load(), err)
+	}
+}
+
+func TestPodsGetTheProxySettingsOLMGaveTheManager(t *testing.T) {
+	g := &v1.Gordon{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns"}}
+	proxyEnv := []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.example:3128"}, {Name: "NO_PROXY", Value: ".svc"}}
+	if got := newPod(g, proxyEnv).Spec.Containers[0].Env; !slices.Equal(got, proxyEnv) {
+		t.Errorf("env %v, want %v", got, proxyEnv)
 	}
 }

@@ -1,0 +1,116 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// csvServiceAccount is the service account the CSV's (only) deployment runs as.
+func csvServiceAccount(csv *unstructured.Unstructured) string {
+	deployments, _, _ := unstructured.NestedSlice(csv.Object, "spec", "install", "spec", "deployments")
+	Expect(deployments).To(HaveLen(1))
+	sa, _, _ := unstructured.NestedString(deployments[0].(map[string]any), "spec", "template", "spec", "serviceAccountName")
+	Expect(sa).NotTo(BeEmpty())
+	return sa
+}
+
+// impersonatingKubeconfig writes a copy of the admin kubeconfig whose user impersonates the
+// service account: a process using it has exactly that account's permissions.
+func impersonatingKubeconfig(namespace, serviceAccount string) string {
+	config, err := clientcmd.NewDefaultClientConfigLoadingRules().Load()
+	Expect(err).NotTo(HaveOccurred())
+	for _, user := range config.AuthInfos {
+		user.Impersonate = "system:serviceaccount:" + namespace + ":" + serviceAccount
+	}
+	path := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
+	Expect(clientcmd.WriteToFile(*config, path)).To(Succeed())
+	return path
+}
+
+// expectLeastPrivilege checks every role bound to the service account: no wildcard verb,
+// resource or API group, and none of the built-in superuser roles.
+func expectLeastPrivilege(ctx context.Context, namespace, serviceAccount string) {
+	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: serviceAccount, Namespace: namespace}
+	var rules []rbacv1.PolicyRule
+	bindings := &rbacv1.RoleBindingList{}
+	Expect(k8sClient.List(ctx, bindings, client.InNamespace(namespace))).To(Succeed())
+	clusterBindings := &rbacv1.ClusterRoleBindingList{}
+	Expect(k8sClient.List(ctx, clusterBindings)).To(Succeed())
+	refs := map[rbacv1.RoleRef]string{} // role -> namespace it is read from ("" for ClusterRoles)
+	for _, b := range bindings.Items {
+		if slices.Contains(b.Subjects, subject) {
+			refs[b.RoleRef] = namespace
+		}
+	}
+	for _, b := range clusterBindings.Items {
+		if slices.Contains(b.Subjects, subject) {
+			refs[b.RoleRef] = ""
+		}
+	}
+	Expect(refs).NotTo(BeEmpty(), "OLM binds roles to %s", serviceAccount)
+	roles := make([]string, 0, len(refs))
+	for ref, ns := range refs {
+		Expect([]string{"cluster-admin", "admin", "edit"}).NotTo(ContainElement(ref.Name), "bound to a built-in superuser role")
+		roles = append(roles, ref.Kind+"/"+ref.Name)
+		if ref.Kind == "ClusterRole" {
+			role := &rbacv1.ClusterRole{}
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Name: ref.Name}, role)).To(Succeed())
+			rules = append(rules, role.Rules...)
+		} else {
+			role := &rbacv1.Role{}
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, role)).To(Succeed())
+			rules = append(rules, role.Rules...)
+		}
+	}
+	GinkgoWriter.Printf("%s/%s is bound to %v\n", namespace, serviceAccount, roles)
+	for _, r := range rules {
+		for _, field := range [][]string{r.Verbs, r.Resources, r.APIGroups, r.NonResourceURLs} {
+			Expect(field).NotTo(ContainElement("*"), "a wildcard in %+v", r)
+		}
+	}
+	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:               "system:serviceaccount:" + namespace + ":" + serviceAccount,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "get", Resource: "secrets"},
+	}}
+	Expect(k8sClient.Create(ctx, review)).To(Succeed())
+	Expect(review.Status.Allowed).To(BeFalse(), "no Quintet operator reads secrets")
+}
+
+var _ = Describe("The RBAC OLM grants from a CSV", func() {
+	DescribeTable("is enough for the manager, and no more",
+		func(ctx SpecContext, operator, sample string, reconciled func(ctx context.Context, sample *unstructured.Unstructured)) {
+			pkg := "quintet-" + operator
+			ns := createNamespace(ctx, "olm-rbac-"+operator, nil)
+			subscribe(ctx, ns, pkg, nil)
+			csv := expectInstalled(ctx, ns, installedCSV(ctx, ns, pkg))
+			sa := csvServiceAccount(csv)
+			expectLeastPrivilege(ctx, ns, sa)
+
+			By("running the manager locally as " + ns + "/" + sa + " (the one OLM deployed runs on a kwok node, so it does nothing)")
+			log := runManager(operator, []string{"KUBECONFIG=" + impersonatingKubeconfig(ns, sa), "WATCH_NAMESPACE=" + ns})
+			reconciled(ctx, applySample(ctx, operator, sample, ns))
+			data, err := os.ReadFile(log)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(string(data)).NotTo(ContainSubstring("forbidden"), "the manager's log (%s) reports a denied request", log)
+		},
+		Entry("gordon", "gordon", "operator_v1_gordon.yaml", func(ctx context.Context, gordon *unstructured.Unstructured) {
+			expectGordonRunning(ctx, gordon, 3)
+		}),
+		Entry("etcd-cluster", "etcd-cluster", "etcd_v1beta2_etcdcluster.yaml", func(ctx context.Context, cluster *unstructured.Unstructured) {
+			expectEtcdObjects(ctx, cluster.GetNamespace())
+			expectMembersUnreachable(ctx, cluster.GetNamespace()) // its status is written; no etcd runs on kwok
+		}),
+	)
+})

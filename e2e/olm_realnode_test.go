@@ -1,0 +1,172 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// runOLMScript runs hack/olm.sh (what make olm-up and run-bundle run) against the local cluster.
+func runOLMScript(ctx context.Context, args ...string) {
+	cmd := exec.CommandContext(ctx, filepath.Join("..", "hack", "olm.sh"), args...)
+	cmd.Env = append(os.Environ(), "KUBECTL="+requiredEnv("E2E_KUBECTL"), "LOCALCLUSTER="+requiredEnv("E2E_LOCALCLUSTER"),
+		"LOCAL="+requiredEnv("E2E_LOCAL_DIR"), "OLM_BIN="+requiredEnv("E2E_OLM_BIN"), "OPM="+requiredEnv("E2E_OPM"))
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), string(out))
+}
+
+// operatorVersion is an operator's current version (operators/<name>/VERSION).
+func operatorVersion(name string) string {
+	data, err := os.ReadFile(filepath.Join(operatorDir(name), "VERSION"))
+	Expect(err).NotTo(HaveOccurred())
+	return strings.TrimSpace(string(data))
+}
+
+// serveSuccessorCatalog serves, as CatalogSource olm/<source>, a catalog of the operator's
+// current bundle and a successor generated from the same config (version next, replacing the
+// current one on channel stable), so that e2e has an upgrade whose old version is this code.
+func serveSuccessorCatalog(ctx context.Context, operator, source, next string) (current, successor string) {
+	version, pkg := operatorVersion(operator), "quintet-"+operator
+	dir := GinkgoT().TempDir()
+	templates, bundles := filepath.Join(dir, "templates"), filepath.Join(dir, "bundles", operator)
+	Expect(os.MkdirAll(templates, 0o755)).To(Succeed())
+	Expect(os.MkdirAll(bundles, 0o755)).To(Succeed())
+	current, successor = pkg+".v"+version, pkg+".v"+next
+	const imageRefTemplate = "registry.invalid/{{.Package}}-bundle:v{{.Version}}"
+	template := fmt.Sprintf(`schema: olm.template.basic
+entries:
+- {schema: olm.package, name: %[1]s, defaultChannel: stable}
+- {schema: olm.channel, package: %[1]s, name: stable, entries: [{name: %[2]s}, {name: %[3]s, replaces: %[2]s}]}
+- {schema: olm.bundle, image: "registry.invalid/%[1]s-bundle:v%[4]s"}
+- {schema: olm.bundle, image: "registry.invalid/%[1]s-bundle:v%[5]s"}
+`, pkg, current, successor, version, next)
+	Expect(os.WriteFile(filepath.Join(templates, pkg+".yaml"), []byte(template), 0o644)).To(Succeed())
+	Expect(os.Symlink(filepath.Join(mustAbs(filepath.Join("..", "bundles", operator)), version), filepath.Join(bundles, version))).To(Succeed())
+
+	run := func(name string, args ...string) {
+		out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
+		Expect(err).NotTo(HaveOccurred(), string(out))
+	}
+	manager := requiredEnv("E2E_IMAGES") + "/" + operator + ":v" + version // the successor runs the same image
+	run(requiredEnv("E2E_BUNDLE_TOOL"), "--config", filepath.Join(operatorDir(operator), "config", "manifests"), "--package", pkg,
+		"--version", next, "--image", manager, "--release", filepath.Join(templates, pkg+".yaml"), "--out", filepath.Join(bundles, next))
+	run(requiredEnv("E2E_CATALOG_TOOL"), "--opm", requiredEnv("E2E_OPM"), "--templates", templates, "--bundles", filepath.Join(dir, "bundles"),
+		"--out", filepath.Join(dir, "catalog"), "--image-ref-template", imageRefTemplate, "--inline")
+	runOLMScript(ctx, "serve", source, filepath.Join(dir, "catalog"), "50053")
+	return current, successor
+}
+
+func mustAbs(path string) string {
+	abs, err := filepath.Abs(path)
+	Expect(err).NotTo(HaveOccurred())
+	return abs
+}
+
+// upgradeable returns the status and message of Upgradeable in an OperatorCondition's status,
+// where OLM copies what the operator set.
+func upgradeable(ctx context.Context, g Gomega, namespace, csvName string) (string, string) {
+	cond := &unstructured.Unstructured{}
+	cond.SetAPIVersion("operators.coreos.com/v2")
+	cond.SetKind("OperatorCondition")
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: csvName}, cond)).To(Succeed())
+	conds, _, _ := unstructured.NestedSlice(cond.Object, "status", "conditions")
+	for _, c := range conds {
+		if m := c.(map[string]any); m["type"] == "Upgradeable" {
+			return m["status"].(string), fmt.Sprint(m["message"])
+		}
+	}
+	return "", ""
+}
+
+// setUnschedulable cordons or uncordons the real node.
+func setUnschedulable(ctx context.Context, unschedulable bool) {
+	patch := client.RawPatch("application/merge-patch+json", []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, unschedulable)))
+	Expect(k8sClient.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: realNodeName}}, patch)).To(Succeed())
+}
+
+var _ = Describe("Quintet through OLM on the real node", func() {
+	BeforeEach(func(ctx SpecContext) { requireRealNode(ctx) })
+
+	It("runs the manager OLM installed, placed by the Subscription's config, and it reconciles a sample", func(ctx SpecContext) {
+		ns := createNamespace(ctx, "olm-gordon-real", nil)
+		subscribe(ctx, ns, "quintet-gordon", map[string]any{"config": map[string]any{
+			"nodeSelector": map[string]any{realNodeLabel: "true"},
+			"tolerations":  []any{map[string]any{"key": realNodeLabel, "operator": "Equal", "value": "true", "effect": "NoSchedule"}},
+		}})
+		csv := expectInstalled(ctx, ns, installedCSV(ctx, ns, "quintet-gordon"))
+		pods := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+		Expect(pods.Items).To(HaveLen(1))
+		Expect(pods.Items[0].Spec.NodeName).To(Equal(realNodeName), "the Subscription's config places the manager")
+		Expect(pods.Items[0].Spec.Containers[0].Env).To(ContainElement(HaveField("Name", "OPERATOR_CONDITION_NAME")))
+		By(csv.GetName() + " runs on " + realNodeName + "; a Gordon in its namespace gets its pods")
+		gordon := applySample(ctx, "gordon", "operator_v1_gordon.yaml", ns)
+		expectGordonRunning(ctx, gordon, 3)
+	})
+
+	It("holds an approved upgrade while Upgradeable is False, and upgrades once it is True", func(ctx SpecContext) {
+		current, successor := serveSuccessorCatalog(ctx, "etcd-cluster", "etcd-successor", "9.9.9")
+		ns := realNodeNamespace(ctx, "olm-etcd-hold")
+		subscribe(ctx, ns, "quintet-etcd-cluster", map[string]any{
+			"source": "etcd-successor", "installPlanApproval": "Manual", "startingCSV": current,
+		})
+		approve(ctx, ns, "quintet-etcd-cluster", current)
+		expectInstalled(ctx, ns, current)
+		Eventually(func(g Gomega) {
+			status, _ := upgradeable(ctx, g, ns, current)
+			g.Expect(status).To(Equal("True"), "with no etcd cluster, nothing holds an upgrade")
+		}).WithContext(ctx).Should(Succeed())
+
+		By("running a one-member cluster, then scaling it to 3 with the node cordoned: a member change that waits")
+		cluster := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
+			"metadata": map[string]any{"name": "held", "namespace": ns},
+			"spec":     map[string]any{"size": int64(1), "version": requiredEnv("E2E_ETCD_VERSION"), "repository": requiredEnv("E2E_IMAGES") + "/etcd"},
+		}}
+		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
+		expectEtcdReady(ctx, cluster, 1, requiredEnv("E2E_ETCD_VERSION"))
+		setUnschedulable(ctx, true)
+		DeferCleanup(func(ctx SpecContext) { setUnschedulable(ctx, false) })
+		scaleEtcd(ctx, cluster, 3)
+		Eventually(func(g Gomega) {
+			status, message := upgradeable(ctx, g, ns, current)
+			g.Expect(status).To(Equal("False"))
+			g.Expect(message).To(ContainSubstring(ns + "/held"))
+		}).WithContext(ctx).Should(Succeed())
+
+		By("approving the upgrade: OLM creates " + successor + " and holds it")
+		approve(ctx, ns, "quintet-etcd-cluster", successor)
+		held := func(g Gomega) {
+			csv := getOLM(ctx, g, "ClusterServiceVersion", ns, successor)
+			phase, _, _ := unstructured.NestedString(csv.Object, "status", "phase")
+			reason, _, _ := unstructured.NestedString(csv.Object, "status", "reason")
+			g.Expect(phase).To(Equal("Pending"))
+			g.Expect(reason).To(Equal("OperatorConditionNotUpgradeable"))
+		}
+		Eventually(held).WithContext(ctx).Should(Succeed())
+		Consistently(held).WithContext(ctx).WithTimeout(10 * time.Second).Should(Succeed())
+
+		By("letting the member change finish: Upgradeable turns True and the upgrade proceeds")
+		setUnschedulable(ctx, false)
+		expectEtcdReady(ctx, cluster, 3, requiredEnv("E2E_ETCD_VERSION"))
+		expectInstalled(ctx, ns, successor)
+		Eventually(func(g Gomega) {
+			old := olmObject("operators.coreos.com/v1alpha1", "ClusterServiceVersion", ns, current, nil)
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(old), old)).NotTo(Succeed(), current+" must be replaced")
+		}).WithContext(ctx).Should(Succeed())
+		expectEtcdReady(ctx, cluster, 3, requiredEnv("E2E_ETCD_VERSION"))
+	})
+})
