@@ -30,9 +30,12 @@ IMAGE_PREFIX    = $(IMAGE_REGISTRY)/quintet
 image           = $(IMAGE_PREFIX)/$(1)
 opversion       = $(strip $(file < operators/$(1)/VERSION))
 manager_image   = $(call image,$(1)):v$(call opversion,$(1))
-# OLM images: a bundle image per bundle version, one catalog image of every package.
+# OLM images: a bundle image per bundle version, one catalog image of every package; and
+# the images OLM's catalog operator runs bundle unpack Jobs and catalog pods with.
 bundle_image    = $(IMAGE_REGISTRY)/quintet-$(1)-bundle:v$(2)
 CATALOG_IMAGE  ?= $(IMAGE_REGISTRY)/quintet-catalog:latest
+OPM_IMAGE       = $(call image,opm):$(OPM_VERSION)
+OLM_UTIL_IMAGE  = $(call image,olm-util):$(OLM_VERSION)
 
 ## Modules ------------------------------------------------------------------------------
 # One list drives every per-module target. A module's short name is its folder name;
@@ -52,6 +55,7 @@ GOLANGCI_LINT_VERSION    := v2.15.0
 OPM_VERSION              := $(call modversion,github.com/operator-framework/operator-registry,hack/tools/opm/go.mod)
 OPERATOR_SDK_VERSION     := $(call modversion,github.com/operator-framework/operator-sdk,hack/tools/operator-sdk/go.mod)
 OLM_VERSION              := $(call modversion,github.com/operator-framework/operator-lifecycle-manager,hack/tools/olm/go.mod)
+GRPC_HEALTH_PROBE_VERSION := $(call modversion,github.com/grpc-ecosystem/grpc-health-probe,hack/tools/grpc-health-probe/go.mod)
 GINKGO_VERSION           := $(call modversion,github.com/onsi/ginkgo/v2,e2e/go.mod)
 COREDNS_VERSION          := $(call modversion,github.com/coredns/coredns,hack/tools/coredns/go.mod)
 ETCD_VERSION             := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/kube/go.mod)
@@ -66,6 +70,7 @@ GOLANGCI_LINT  = $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 GINKGO         = $(BIN)/ginkgo-$(GINKGO_VERSION)
 OPM            = $(BIN)/opm-$(OPM_VERSION)
 OLM_BIN        = $(BIN)/olm-$(OLM_VERSION)
+GRPC_HEALTH_PROBE = $(BIN)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 SCORECARD_TEST = $(BIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
 COREDNS        = $(BIN)/coredns-$(COREDNS_VERSION)
@@ -253,9 +258,9 @@ bundle-build: $(IMAGES_TOOL) ## Build the bundle image of every bundle version (
 bundle-push: bundle-build registry-up ## Push the bundle images to IMAGE_REGISTRY.
 	$(IMAGES_TOOL) push $(OLM_IMAGES_DIR)/bundles/*.tar
 
-catalog-build: $(IMAGES_TOOL) $(OPM) ## Build the catalog image CATALOG_IMAGE: opm serving catalog/ at /configs.
+catalog-build: $(IMAGES_TOOL) $(OPM) $(GRPC_HEALTH_PROBE) ## Build the catalog image CATALOG_IMAGE: opm serving catalog/ at /configs.
 	@rm -rf $(OLM_IMAGES_DIR)/catalog
-	$(IMAGES_TOOL) catalog --out $(OLM_IMAGES_DIR)/catalog --opm $(OPM) $(CATALOG_IMAGE)=catalog
+	$(IMAGES_TOOL) catalog --out $(OLM_IMAGES_DIR)/catalog --opm $(OPM) --health-probe $(GRPC_HEALTH_PROBE) $(CATALOG_IMAGE)=catalog
 catalog-push: catalog-build registry-up ## Push the catalog image to IMAGE_REGISTRY.
 	$(IMAGES_TOOL) push $(OLM_IMAGES_DIR)/catalog/*.tar
 
@@ -266,7 +271,8 @@ scorecard-%: $(SCORECARD_TEST)
 
 ##@ OLM on the local cluster
 
-OLM_ENV = KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) OLM_BIN=$(OLM_BIN) OPM=$(OPM)
+OLM_ENV = KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) OLM_BIN=$(OLM_BIN) OPM=$(OPM) \
+	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE)
 
 .PHONY: olm-up run-bundle
 olm-up: $(OLM_BIN)/.built $(LOCALCLUSTER) $(CATALOG_TOOL) $(OPM) ## Install OLM v0 into the running local cluster and serve catalog/ as CatalogSource olm/quintet.
@@ -314,9 +320,9 @@ e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up 
 	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
 
 .PHONY: images
-images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) ## Build our images from source (pause, etcd, managers, e2e agent); load them into a running real node.
+images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built ## Build our images from source (pause, etcd, managers, e2e agent, OLM's opm and util); load them into a running real node.
 	@mkdir -p $(STATIC_DIR)
-	cd hack/images && GOWORK=off go build -o $(STATIC_DIR)/pause ./pause
+	cd hack/images && GOWORK=off go build -o $(STATIC_DIR)/pause ./pause && GOWORK=off go build -o $(STATIC_DIR)/cp ./cp
 	cd e2e && go build -o $(STATIC_DIR)/e2e-agent ./agent
 	$(foreach op,$(OPERATORS),(cd operators/$(op) && go build -o $(STATIC_DIR)/$(op)-manager ./cmd) &&) true
 	$(IMAGES_TOOL) build --out $(IMAGES_DIR) \
@@ -324,6 +330,7 @@ images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) ## Bu
 	  $(call image,etcd):$(ETCD_VERSION)=$(KUBE_BIN)/etcd:/usr/local/bin/etcd \
 	  $(call image,etcd):$(ETCD_PREVIOUS_VERSION)=$(ETCD_PREVIOUS):/usr/local/bin/etcd \
 	  $(call image,e2e-agent):$(IMAGE_TAG)=$(STATIC_DIR)/e2e-agent:/agent \
+	  $(OPM_IMAGE)=$(OPM):/bin/opm $(OLM_UTIL_IMAGE)=$(STATIC_DIR)/cp:/bin/cp,$(OLM_BIN)/cpb:/bin/cpb \
 	  $(foreach op,$(OPERATORS),$(call manager_image,$(op))=$(STATIC_DIR)/$(op)-manager:/manager)
 	$(LOCALCLUSTER) load-images --dir $(LOCAL) --images $(IMAGES_DIR)
 
@@ -341,7 +348,7 @@ bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a f
 tools: tools-test ## Build every pinned tool into bin/ (a no-op when present).
 # What test, e2e, demo and the benchmarks use: all of them, today.
 tools-test: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
-	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM) $(OLM_BIN)/.built
+	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE)
 
 # The control plane, the real node's kubelet, kube-proxy and crictl, etcd and kwok in one
 # `go build`, so they share compilation, and kwok's stages (node and pod lifecycles) from the
@@ -373,6 +380,9 @@ $(CATALOG_TOOL): $(wildcard hack/catalog/*.go) hack/catalog/go.mod
 $(ETCD_PREVIOUS): hack/tools/etcd-previous/go.mod
 	cd hack/tools/etcd-previous && GOWORK=off go build -o $@ .
 
+$(GRPC_HEALTH_PROBE): hack/tools/grpc-health-probe/go.mod
+	cd hack/tools/grpc-health-probe && GOWORK=off go build -o $@ github.com/grpc-ecosystem/grpc-health-probe
+
 # CoreDNS serves cluster DNS to the real node's pods.
 $(COREDNS): hack/tools/coredns/go.mod
 	cd hack/tools/coredns && GOWORK=off go build -o $@ github.com/coredns/coredns
@@ -390,11 +400,13 @@ $(GOLANGCI_LINT):
 $(OPM): hack/tools/opm/go.mod
 	cd hack/tools/opm && GOWORK=off go build -tags json1,containers_image_openpgp -o $@ github.com/operator-framework/operator-registry/cmd/opm
 
-# OLM v0's olm-operator and catalog-operator, and its CRDs.
+# OLM v0's olm-operator and catalog-operator, its CRDs, and cpb (static: it goes into the util
+# image bundle unpack Jobs copy it from).
 $(OLM_BIN)/.built: hack/tools/olm/go.mod
 	@mkdir -p $(OLM_BIN)/crds
 	cd hack/tools/olm && CGO_ENABLED=1 GOWORK=off go build -tags json1 -o $(OLM_BIN)/ \
 	  github.com/operator-framework/operator-lifecycle-manager/cmd/olm github.com/operator-framework/operator-lifecycle-manager/cmd/catalog
+	cd hack/tools/olm && GOWORK=off go build -o $(OLM_BIN)/cpb github.com/operator-framework/operator-lifecycle-manager/util/cpb
 	cp $$(cd hack/tools/olm && GOWORK=off go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds/*.yaml $(OLM_BIN)/crds/
 	chmod 644 $(OLM_BIN)/crds/*.yaml
 	touch $@

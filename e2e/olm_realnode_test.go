@@ -13,6 +13,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -115,6 +116,36 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 		By(csv.GetName() + " runs on " + realNodeName + "; a Gordon in its namespace gets its pods")
 		gordon := applySample(ctx, "gordon", "operator_v1_gordon.yaml", ns)
 		expectGordonRunning(ctx, gordon, 3)
+	})
+
+	It("serves the catalog image as a CatalogSource on the real node, and unpacks bundle images with Jobs", func(ctx SpecContext) {
+		const source = "quintet-image"
+		catalog := olmObject("operators.coreos.com/v1alpha1", "CatalogSource", olmNamespace, source, map[string]any{
+			"sourceType": "grpc", "image": requiredEnv("E2E_CATALOG_IMAGE"), "displayName": "Quintet (catalog image)",
+			"grpcPodConfig": map[string]any{"securityContextConfig": "restricted"},
+		})
+		Expect(k8sClient.Create(ctx, catalog)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, catalog))).To(Succeed()) })
+		Eventually(func(g Gomega) {
+			state, _, _ := unstructured.NestedString(getOLM(ctx, g, "CatalogSource", olmNamespace, source).Object,
+				"status", "connectionState", "lastObservedState")
+			g.Expect(state).To(Equal("READY"))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		pods := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(olmNamespace), client.MatchingLabels{"olm.catalogSource": source})).To(Succeed())
+		Expect(pods.Items).NotTo(BeEmpty())
+		Expect(pods.Items[0].Spec.NodeName).To(Equal(realNodeName))
+
+		ns := createNamespace(ctx, "olm-image", nil)
+		subscribe(ctx, ns, "quintet-etcd-cluster", map[string]any{"source": source})
+		csv := expectInstalled(ctx, ns, installedCSV(ctx, ns, "quintet-etcd-cluster"))
+		By(csv.GetName() + " installed from the bundle image an unpack Job pulled from the registry")
+		jobs := &batchv1.JobList{}
+		Expect(k8sClient.List(ctx, jobs, client.InNamespace(olmNamespace), client.HasLabels{"operatorframework.io/bundle-unpack-ref"})).To(Succeed())
+		Expect(jobs.Items).To(ContainElement(SatisfyAll(
+			HaveField("Status.Succeeded", BeNumerically(">=", 1)),
+			HaveField("Spec.Template.Spec.InitContainers", ContainElement(HaveField("Image", ContainSubstring("quintet-etcd-cluster-bundle")))),
+		)))
 	})
 
 	It("holds an approved upgrade while Upgradeable is False, and upgrades once it is True", func(ctx SpecContext) {

@@ -9,23 +9,36 @@
 #                                    what `operator-sdk run bundle` does, from a bundle directory:
 #                                    a one-bundle catalog, OperatorGroup, Subscription, the CSV
 #
-# Environment: KUBECTL, LOCALCLUSTER, LOCAL (.local), OLM_BIN (olm, catalog and crds/), OPM.
+# Environment: KUBECTL, LOCALCLUSTER, LOCAL (.local), OLM_BIN (olm, catalog and crds/), OPM;
+# for up: OPM_IMAGE and OLM_UTIL_IMAGE, the images of bundle unpack Jobs and catalog pods.
 set -euo pipefail
 : "${KUBECTL:?}" "${LOCALCLUSTER:?}" "${LOCAL:?}" "${OLM_BIN:?}" "${OPM:?}"
 k() { "$KUBECTL" "$@"; }
 OLM_NS=olm
 
-# start NAME EXE ARGS...: a tracked local process. OLM must not see CI: with CI set it wraps its
-# client in a round-tripper that panics on objects without OLM's labels.
+# start NAME [FLAG...] -- EXE ARGS...: a tracked local process (FLAGs for localcluster start).
+# OLM must not see CI: with CI set it wraps its client in a round-tripper that panics on
+# objects without OLM's labels.
 start() {
   local name=$1; shift
-  env -u CI "$LOCALCLUSTER" start --dir "$LOCAL" --name "$name" -- "$@"
+  env -u CI "$LOCALCLUSTER" start --dir "$LOCAL" --name "$name" "$@"
 }
 
 up() {
   k apply --server-side -f "$OLM_BIN/crds" >/dev/null
   k wait --for condition=Established --timeout=60s -f "$OLM_BIN/crds" >/dev/null
   k create namespace "$OLM_NS" --dry-run=client -o yaml | k apply -f - >/dev/null
+  # The pods OLM makes in its namespace (bundle unpack Jobs, catalog pods of image catalog
+  # sources) run for real only on the real node: place them there when there is one. The
+  # catalog operator then reaches those catalog pods by Service name: it resolves names with
+  # the cluster's DNS.
+  local dns=()
+  if k get node quintet-node >/dev/null 2>&1; then
+    dns=(--cluster-dns)
+    k annotate namespace "$OLM_NS" --overwrite >/dev/null \
+      scheduler.alpha.kubernetes.io/node-selector=quintet.dev/real-node=true \
+      'scheduler.alpha.kubernetes.io/defaultTolerations=[{"key":"quintet.dev/real-node","operator":"Equal","value":"true","effect":"NoSchedule"}]'
+  fi
   k apply -f - >/dev/null <<EOF
 apiVersion: operators.coreos.com/v1
 kind: OLMConfig
@@ -33,15 +46,16 @@ metadata:
   name: cluster
 EOF
   # Both bind :8080 for metrics and health; the second logs the bind error and works on.
-  start olm-operator "$OLM_BIN/olm" --namespace="$OLM_NS" --writeStatusName=
-  start catalog-operator "$OLM_BIN/catalog" --kubeconfig="$KUBECONFIG" --namespace="$OLM_NS" --writeStatusName=
+  start olm-operator -- "$OLM_BIN/olm" --namespace="$OLM_NS" --writeStatusName=
+  start catalog-operator "${dns[@]}" -- "$OLM_BIN/catalog" --kubeconfig="$KUBECONFIG" --namespace="$OLM_NS" --writeStatusName= \
+    --opmImage="${OPM_IMAGE:?}" --util-image="${OLM_UTIL_IMAGE:?}"
   echo "OLM is running (logs: $LOCAL/logs/olm-operator.log, $LOCAL/logs/catalog-operator.log)"
 }
 
 # serve NAME FBC_DIR PORT: opm reads the catalog only when it starts; serving again restarts it.
 serve() {
   local name=$1 dir=$2 port=$3
-  start "$name-opm" "$OPM" serve "$dir" --port "$port" --pprof-addr=
+  start "$name-opm" -- "$OPM" serve "$dir" --port "$port" --pprof-addr=
   k apply -f - >/dev/null <<EOF
 apiVersion: operators.coreos.com/v1alpha1
 kind: CatalogSource

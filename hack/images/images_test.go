@@ -78,7 +78,7 @@ func TestCatalogImageServesTheCatalogWithOpm(t *testing.T) {
 	if err := os.WriteFile(opm, []byte("#!/bin/true\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	img, err := catalogImage("../../catalog", opm)
+	img, err := catalogImage("../../catalog", opm, opm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestCatalogImageServesTheCatalogWithOpm(t *testing.T) {
 		t.Errorf("config %+v", cfg.Config)
 	}
 	names := files(t, img)
-	for _, want := range []string{"bin/opm", "configs/quintet-gordon/catalog.yaml"} {
+	for _, want := range []string{"bin/opm", "bin/grpc_health_probe", "configs/quintet-gordon/catalog.yaml"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no %s in %v", want, names)
 		}
@@ -143,5 +143,31 @@ func TestRegistryListensOnLoopbackOnly(t *testing.T) {
 		if err := serveRegistry(addr, t.TempDir()); err == nil || !strings.Contains(err.Error(), "loopback") {
 			t.Errorf("%s: err %v", addr, err)
 		}
+	}
+}
+
+func TestImageOfSeveralBinariesStartsTheFirst(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"cp", "cpb"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	img, err := binariesImage(filepath.Join(dir, "cpb") + ":/bin/cpb," + filepath.Join(dir, "cp") + ":/bin/cp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.Config.Entrypoint, []string{"/bin/cpb"}) || cfg.Config.User != "65532:65532" {
+		t.Errorf("config %+v", cfg.Config)
+	}
+	if names := files(t, img); !slices.Contains(names, "bin/cp") || !slices.Contains(names, "bin/cpb") {
+		t.Errorf("files %v", names)
+	}
+	if _, err := binariesImage(filepath.Join(dir, "cp") + ":bin/cp"); err == nil {
+		t.Error("a relative path in the image must be refused")
 	}
 }

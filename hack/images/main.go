@@ -4,9 +4,11 @@
 // registry their reference names. Layers carry a zero timestamp: the same inputs give the
 // same digest.
 //
-//	images build   --out DIR REF=BINARY:PATH ...   one static binary on a minimal rootfs (user 65532)
+//	images build   --out DIR REF=BINARY:PATH[,BINARY:PATH] ...  static binaries on a minimal rootfs
+//	                                               (user 65532); the first is the entrypoint
 //	images bundle  --out DIR REF=BUNDLE_DIR ...    an OLM bundle image (manifests/, metadata/, labels)
-//	images catalog --out DIR --opm OPM REF=FBC_DIR  an OLM catalog image: opm serving /configs
+//	images catalog --out DIR --opm OPM --health-probe GRPC_HEALTH_PROBE REF=FBC_DIR
+//	                                               an OLM catalog image: opm serving /configs
 //	images push    TARBALL ...                     push each to the reference it carries
 //	images registry --addr 127.0.0.1:5000 --dir DIR serve a registry on loopback
 package main
@@ -25,9 +27,9 @@ import (
 )
 
 const usage = `usage:
-  images build   --out DIR REF=BINARY:PATH [...]
+  images build   --out DIR REF=BINARY:PATH[,BINARY:PATH] [...]
   images bundle  --out DIR REF=BUNDLE_DIR [...]
-  images catalog --out DIR --opm OPM REF=CATALOG_DIR
+  images catalog --out DIR --opm OPM --health-probe GRPC_HEALTH_PROBE REF=CATALOG_DIR
   images push    TARBALL [...]
   images registry --addr 127.0.0.1:5000 --dir DIR`
 
@@ -38,31 +40,22 @@ func main() {
 	flags := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	out := flags.String("out", "", "directory for the image tarballs (one <name>-<tag>.tar per image)")
 	opm := flags.String("opm", "", "the static opm binary the catalog image serves with")
+	healthProbe := flags.String("health-probe", "", "the static grpc_health_probe binary OLM probes catalog pods with")
 	addr := flags.String("addr", "127.0.0.1:5000", "the registry's loopback address")
 	dir := flags.String("dir", "", "the registry's blob folder")
 	_ = flags.Parse(os.Args[2:])
 	var err error
 	switch os.Args[1] {
 	case "build":
-		err = buildAll(*out, flags.Args(), func(source string) (v1.Image, error) {
-			binary, entrypoint, ok := strings.Cut(source, ":")
-			if !ok || !strings.HasPrefix(entrypoint, "/") {
-				return nil, fmt.Errorf("%q: want BINARY:/PATH", source)
-			}
-			file, err := fileEntry(binary, entrypoint, 0o755)
-			if err != nil {
-				return nil, err
-			}
-			return buildImage([]tarEntry{file}, imageConfig{entrypoint: []string{entrypoint}})
-		})
+		err = buildAll(*out, flags.Args(), binariesImage)
 	case "bundle":
 		err = buildAll(*out, flags.Args(), bundleImage)
 	case "catalog":
-		if *opm == "" {
-			err = fmt.Errorf("--opm is required")
+		if *opm == "" || *healthProbe == "" {
+			err = fmt.Errorf("--opm and --health-probe are required")
 			break
 		}
-		err = buildAll(*out, flags.Args(), func(dir string) (v1.Image, error) { return catalogImage(dir, *opm) })
+		err = buildAll(*out, flags.Args(), func(dir string) (v1.Image, error) { return catalogImage(dir, *opm, *healthProbe) })
 	case "push":
 		for _, path := range flags.Args() {
 			pushed, perr := push(path)
@@ -84,6 +77,24 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
+}
+
+// binariesImage is an image of static binaries, "BINARY:/PATH[,BINARY:/PATH...]"; the first
+// is the entrypoint.
+func binariesImage(source string) (v1.Image, error) {
+	var files []tarEntry
+	for _, spec := range strings.Split(source, ",") {
+		binary, path, ok := strings.Cut(spec, ":")
+		if !ok || !strings.HasPrefix(path, "/") {
+			return nil, fmt.Errorf("%q: want BINARY:/PATH", spec)
+		}
+		file, err := fileEntry(binary, path, 0o755)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, file)
+	}
+	return buildImage(files, imageConfig{entrypoint: []string{"/" + files[0].name}})
 }
 
 // buildAll builds one image per REF=SOURCE argument and writes each to out/<name>-<tag>.tar.

@@ -9,7 +9,7 @@
 //	localcluster status [--dir .local]
 //	localcluster load-images [--dir .local] [--images DIR]
 //	localcluster install-packages [--real-node auto|required|off]
-//	localcluster start  [--dir .local] --name NAME -- EXE [ARGS...]
+//	localcluster start  [--dir .local] [--cluster-dns] --name NAME -- EXE [ARGS...]
 //	localcluster stop   [--dir .local] --name NAME
 //
 // start runs an extra process (a manager, OLM) the way the cluster's own run: its own process
@@ -47,6 +47,7 @@ func run(args []string) error {
 	coredns := fs.String("coredns", "bin/coredns", "the CoreDNS binary")
 	pauseImage := fs.String("pause-image", "", "the pod sandbox image (one of --images)")
 	name := fs.String("name", "", "start: the extra process's name")
+	clusterDNS := fs.Bool("cluster-dns", false, "start: resolve names with the cluster's DNS (needs the real node)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func run(args []string) error {
 		if *name == "" || fs.NArg() == 0 {
 			return fmt.Errorf("usage: localcluster start --name NAME -- EXE [ARGS...]")
 		}
-		return startExtra(l, *name, fs.Args())
+		return startExtra(l, *name, fs.Args(), *clusterDNS)
 	case "stop":
 		if *name == "" || slices.Contains(l.allComponents(), *name) {
 			return fmt.Errorf("usage: localcluster stop --name NAME (an extra process, not a cluster component)")

@@ -171,6 +171,7 @@ func (l *layout) writeNodeConfigs() error {
 		l.nodeDir("kube-proxy.yaml"): fmt.Sprintf(kubeProxyConfig,
 			bridgeIP, realNodeName, podSubnet, pki(kubeProxyName+".kubeconfig")),
 		l.nodeDir("Corefile"): fmt.Sprintf(corefile, bridgeIP, clusterDomain, pki(corednsName+".kubeconfig")),
+		l.hostResolvConf():    fmt.Sprintf("nameserver %s\nsearch %s\noptions ndots:5\n", bridgeIP, clusterDomain),
 	}
 	for path, content := range files {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {

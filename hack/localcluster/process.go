@@ -20,6 +20,8 @@ type process struct {
 	Exe  string
 	Args []string
 	Env  []string // added to the environment
+	// Runs is the executable the process ends up running when Exe execs another (default Exe).
+	Runs string
 }
 
 func (l *layout) pidFile(name string) string { return filepath.Join(l.Run, name+".pid") }
@@ -39,7 +41,11 @@ func (l *layout) start(p process) error {
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", p.Name, err)
 	}
-	record := fmt.Sprintf("%d\n%s\n", cmd.Process.Pid, p.Exe)
+	runs := p.Exe
+	if p.Runs != "" {
+		runs = p.Runs
+	}
+	record := fmt.Sprintf("%d\n%s\n", cmd.Process.Pid, runs)
 	if err := os.WriteFile(l.pidFile(p.Name), []byte(record), 0o644); err != nil {
 		return err
 	}
@@ -119,7 +125,10 @@ func (l *layout) tailLog(name string) string {
 
 // startExtra starts an extra process (stopping a running one of the same name first): the
 // managers `make demo` runs, OLM's operators, opm serving a catalog. `down` stops them first.
-func startExtra(l *layout, name string, command []string) error {
+// With clusterDNS the process resolves names with the cluster's DNS (the real node's CoreDNS):
+// it runs in a mount namespace of its own where /etc/resolv.conf is the cluster's, so it
+// reaches Services by name (`<service>.<namespace>.svc`) and the host's resolver is untouched.
+func startExtra(l *layout, name string, command []string, clusterDNS bool) error {
 	if slices.Contains(l.allComponents(), name) {
 		return fmt.Errorf("%s is a cluster component", name)
 	}
@@ -141,7 +150,16 @@ func startExtra(l *layout, name string, command []string) error {
 			return err
 		}
 	}
-	if err := l.start(process{Name: name, Exe: exe, Args: command[1:]}); err != nil {
+	p := process{Name: name, Exe: exe, Args: command[1:]}
+	if clusterDNS {
+		if _, err := os.Stat(l.hostResolvConf()); err != nil {
+			return fmt.Errorf("--cluster-dns needs the real node's DNS: %w", err)
+		}
+		p = process{Name: name, Exe: "/usr/bin/unshare", Runs: exe, Args: append([]string{
+			"--mount", "--propagation", "private", "--", "/bin/sh", "-c",
+			`mount --bind "$0" /etc/resolv.conf && exec "$@"`, l.hostResolvConf(), exe}, command[1:]...)}
+	}
+	if err := l.start(p); err != nil {
 		return err
 	}
 	time.Sleep(500 * time.Millisecond) // a process that cannot start (flags, bind) exits at once

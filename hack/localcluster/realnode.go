@@ -59,6 +59,10 @@ var nodePackages = map[string]string{
 }
 
 // nodeDir is where the real node keeps its configuration and state.
+// hostResolvConf is a resolv.conf naming the cluster's DNS, for host processes that reach
+// Services by name (see startExtra).
+func (l *layout) hostResolvConf() string { return l.nodeDir("host-resolv.conf") }
+
 func (l *layout) nodeDir(parts ...string) string {
 	return filepath.Join(append([]string{l.Root, "node"}, parts...)...)
 }
