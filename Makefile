@@ -26,6 +26,8 @@ export CGO_ENABLED := 0
 # without a container engine; the support images (pause, e2e agent) carry IMAGE_TAG.
 IMAGE_TAG      ?= v0.1.0
 IMAGE_REGISTRY ?= 127.0.0.1:5000
+# The same registry over HTTPS, for clients that speak nothing else (operator-sdk run bundle).
+IMAGE_REGISTRY_TLS ?= 127.0.0.1:5443
 IMAGE_PREFIX    = $(IMAGE_REGISTRY)/quintet
 image           = $(IMAGE_PREFIX)/$(1)
 opversion       = $(strip $(file < operators/$(1)/VERSION))
@@ -36,6 +38,13 @@ bundle_image    = $(IMAGE_REGISTRY)/quintet-$(1)-bundle:v$(2)
 CATALOG_IMAGE  ?= $(IMAGE_REGISTRY)/quintet-catalog:latest
 OPM_IMAGE       = $(call image,opm):$(OPM_VERSION)
 OLM_UTIL_IMAGE  = $(call image,olm-util):$(OLM_VERSION)
+# What operator-sdk runs in pods: run bundle's index image (opm and a shell, an empty catalog)
+# and its decompression image, scorecard's untar image (busybox from Debian's busybox-static,
+# a node package), scorecard's test image.
+BUSYBOX            = /bin/busybox
+BUSYBOX_IMAGE      = $(call image,busybox):debian-12
+OPM_INDEX_IMAGE    = $(call image,opm-index):$(OPM_VERSION)
+SCORECARD_IMAGE    = $(call image,scorecard-test):$(OPERATOR_SDK_VERSION)
 
 ## Modules ------------------------------------------------------------------------------
 # One list drives every per-module target. A module's short name is its folder name;
@@ -234,22 +243,24 @@ catalog-validate: $(OPM) ## opm validate catalog.
 # Images are tarballs in bin/ (written by bin/images, no container engine) until pushed.
 OLM_IMAGES_DIR = $(BIN)/image-tarballs/olm
 REGISTRY_DIR   = $(LOCAL)/registry
+REGISTRY_CA    = $(REGISTRY_DIR)/tls/ca.crt
 # bundles/<operator>/<version>/ -> the image reference of that bundle.
 BUNDLE_DIRS      = $(patsubst %/metadata,%,$(wildcard bundles/*/*/metadata))
 bundle_dir_image = $(call bundle_image,$(word 2,$(subst /, ,$(1))),$(word 3,$(subst /, ,$(1))))
 
 .PHONY: registry-up registry-down docker-build docker-push bundle-build bundle-push catalog-build catalog-push
-registry-up: $(IMAGES_TOOL) $(LOCALCLUSTER) ## Start the image registry on IMAGE_REGISTRY (loopback; blobs in .local/registry, manifests in memory).
+registry-up: $(IMAGES_TOOL) $(LOCALCLUSTER) ## Start the image registry on IMAGE_REGISTRY, and IMAGE_REGISTRY_TLS (loopback; blobs in .local/registry, manifests in memory).
 	@if curl -sf http://$(IMAGE_REGISTRY)/v2/ >/dev/null; then echo "registry: $(IMAGE_REGISTRY) is up"; else \
 	  $(LOCALCLUSTER) start --dir $(REGISTRY_DIR) --name registry -- \
-	    $(IMAGES_TOOL) registry --addr $(IMAGE_REGISTRY) --dir $(REGISTRY_DIR)/blobs && \
+	    $(IMAGES_TOOL) registry --addr $(IMAGE_REGISTRY) --dir $(REGISTRY_DIR)/blobs \
+	      --tls-addr $(IMAGE_REGISTRY_TLS) --tls-dir $(dir $(REGISTRY_CA)) && \
 	  curl -sf --retry 20 --retry-connrefused --retry-delay 1 http://$(IMAGE_REGISTRY)/v2/ >/dev/null; fi
-registry-down: $(LOCALCLUSTER) ## Stop the image registry (its content goes with it).
+registry-down: $(LOCALCLUSTER) ## Stop the image registry (its content goes with it; its CA stays).
 	$(LOCALCLUSTER) stop --dir $(REGISTRY_DIR) --name registry
 	rm -rf $(REGISTRY_DIR)/blobs
 
 docker-build: images ## Build every image: managers (tagged with their operator's version), etcd, pause, e2e agent.
-docker-push: docker-build registry-up ## Push those images to IMAGE_REGISTRY.
+docker-push: registry-up ## Push the images docker-build (or cluster-up) built to IMAGE_REGISTRY.
 	$(IMAGES_TOOL) push $(IMAGES_DIR)/*.tar
 
 bundle-build: $(IMAGES_TOOL) ## Build the bundle image of every bundle version (what each bundle.Dockerfile describes).
@@ -290,7 +301,7 @@ run-bundle: olm-up ## What `operator-sdk run bundle` does, locally: make run-bun
 .PHONY: cluster-up
 cluster-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(COREDNS) images ## Start the local cluster: control plane, kwok nodes and (REAL_NODE) the real node.
 	$(LOCALCLUSTER) up --dir $(LOCAL) --bin $(KUBE_BIN) --nodes $(CLUSTER_NODES) --real-node $(REAL_NODE) \
-	  --images $(IMAGES_DIR) --coredns $(COREDNS) --pause-image $(PAUSE_IMAGE)
+	  --images $(IMAGES_DIR) --coredns $(COREDNS) --pause-image $(PAUSE_IMAGE) --registry-ca $(IMAGE_REGISTRY_TLS)=$(REGISTRY_CA)
 
 .PHONY: cluster-down
 cluster-down: $(LOCALCLUSTER) ## Stop the local cluster's processes and remove its state (logs stay).
@@ -302,11 +313,12 @@ cluster-status: $(LOCALCLUSTER) ## Show the local cluster's processes.
 
 # What the e2e suites need to know about the local cluster and the images.
 E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE_BIN)/crictl E2E_KUBECTL=$(KUBECTL) \
-	REAL_NODE=$(REAL_NODE) E2E_IMAGES=$(IMAGE_PREFIX) \
+	REAL_NODE=$(REAL_NODE) E2E_IMAGES=$(IMAGE_PREFIX) E2E_IMAGES_REGISTRY=$(IMAGE_REGISTRY) \
 	E2E_AGENT_IMAGE=$(call image,e2e-agent):$(IMAGE_TAG) E2E_AGENT_BINARY=$(STATIC_DIR)/e2e-agent \
 	E2E_ETCD_VERSION=$(ETCD_VERSION:v%=%) E2E_ETCD_PREVIOUS_VERSION=$(ETCD_PREVIOUS_VERSION:v%=%) \
 	E2E_LOCALCLUSTER=$(LOCALCLUSTER) E2E_OPM=$(OPM) E2E_OLM_BIN=$(OLM_BIN) E2E_CATALOG_IMAGE=$(CATALOG_IMAGE) \
-	E2E_BUNDLE_TOOL=$(BUNDLE_TOOL) E2E_CATALOG_TOOL=$(CATALOG_TOOL)
+	E2E_BUNDLE_TOOL=$(BUNDLE_TOOL) E2E_CATALOG_TOOL=$(CATALOG_TOOL) E2E_OPERATOR_SDK=$(OPERATOR_SDK) \
+	E2E_IMAGES_REGISTRY_TLS=$(IMAGE_REGISTRY_TLS) E2E_REGISTRY_CA=$(REGISTRY_CA) E2E_OPM_INDEX_IMAGE=$(OPM_INDEX_IMAGE) E2E_BUSYBOX_IMAGE=$(BUSYBOX_IMAGE) E2E_SCORECARD_IMAGE=$(SCORECARD_IMAGE)
 
 .PHONY: e2e
 # The suites run on a fresh local cluster with OLM and the catalog (olm-up), and the registry
@@ -314,13 +326,13 @@ E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE
 e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down (GINKGO_ARGS='--focus=...').
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
 	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
-	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up bundle-push catalog-push; \
+	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up docker-push bundle-push catalog-push; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
 	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
 
 .PHONY: images
-images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built ## Build our images from source (pause, etcd, managers, e2e agent, OLM's opm and util); load them into a running real node.
+images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) $(SCORECARD_TEST) node-packages ## Build our images from source (pause, etcd, managers, e2e agent, OLM's and operator-sdk's); load them into a running real node.
 	@mkdir -p $(STATIC_DIR)
 	cd hack/images && GOWORK=off go build -o $(STATIC_DIR)/pause ./pause && GOWORK=off go build -o $(STATIC_DIR)/cp ./cp
 	cd e2e && go build -o $(STATIC_DIR)/e2e-agent ./agent
@@ -331,7 +343,12 @@ images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM
 	  $(call image,etcd):$(ETCD_PREVIOUS_VERSION)=$(ETCD_PREVIOUS):/usr/local/bin/etcd \
 	  $(call image,e2e-agent):$(IMAGE_TAG)=$(STATIC_DIR)/e2e-agent:/agent \
 	  $(OPM_IMAGE)=$(OPM):/bin/opm $(OLM_UTIL_IMAGE)=$(STATIC_DIR)/cp:/bin/cp,$(OLM_BIN)/cpb:/bin/cpb \
-	  $(foreach op,$(OPERATORS),$(call manager_image,$(op))=$(STATIC_DIR)/$(op)-manager:/manager)
+	  $(foreach op,$(OPERATORS),$(call manager_image,$(op))=$(STATIC_DIR)/$(op)-manager:/manager) \
+	  $(SCORECARD_IMAGE)=$(SCORECARD_TEST):/usr/local/bin/scorecard-test
+	@if [ -x $(BUSYBOX) ]; then mkdir -p $(STATIC_DIR)/empty-catalog && \
+	  $(IMAGES_TOOL) build --out $(IMAGES_DIR) $(BUSYBOX_IMAGE)=$(BUSYBOX):/bin/busybox,$(BUSYBOX):/bin/sh,$(BUSYBOX):/bin/cat,$(BUSYBOX):/bin/gzip,$(BUSYBOX):/bin/tar && \
+	  $(IMAGES_TOOL) catalog --out $(IMAGES_DIR) --opm $(OPM) --health-probe $(GRPC_HEALTH_PROBE) --shell $(BUSYBOX) $(OPM_INDEX_IMAGE)=$(STATIC_DIR)/empty-catalog; \
+	else echo "images: no $(BUSYBOX) (Debian busybox-static, installed with the real node's packages): skipping the images operator-sdk runs in pods"; fi
 	$(LOCALCLUSTER) load-images --dir $(LOCAL) --images $(IMAGES_DIR)
 
 ##@ Benchmarks

@@ -59,7 +59,13 @@ func realNodeAnnotations() map[string]string {
 
 // realNodeNamespace makes a restricted namespace whose pods all land on the real node.
 func realNodeNamespace(ctx context.Context, prefix string) string {
-	ns := createNamespace(ctx, prefix, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	return realNodeNamespaceAt(ctx, prefix, "restricted")
+}
+
+// realNodeNamespaceAt makes a namespace enforcing the Pod Security level whose pods all land
+// on the real node.
+func realNodeNamespaceAt(ctx context.Context, prefix, level string) string {
+	ns := createNamespace(ctx, prefix, map[string]string{"pod-security.kubernetes.io/enforce": level})
 	namespace := &corev1.Namespace{}
 	Expect(k8sClient.Get(ctx, client.ObjectKey{Name: ns}, namespace)).To(Succeed())
 	namespace.Annotations = realNodeAnnotations()

@@ -2,6 +2,8 @@ package main
 
 import (
 	"archive/tar"
+	"bytes"
+	"crypto/x509"
 	"errors"
 	"io"
 	"net/http/httptest"
@@ -78,7 +80,7 @@ func TestCatalogImageServesTheCatalogWithOpm(t *testing.T) {
 	if err := os.WriteFile(opm, []byte("#!/bin/true\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	img, err := catalogImage("../../catalog", opm, opm)
+	img, err := catalogImage("../../catalog", opm, opm, opm)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +93,7 @@ func TestCatalogImageServesTheCatalogWithOpm(t *testing.T) {
 		t.Errorf("config %+v", cfg.Config)
 	}
 	names := files(t, img)
-	for _, want := range []string{"bin/opm", "bin/grpc_health_probe", "configs/quintet-gordon/catalog.yaml"} {
+	for _, want := range []string{"bin/opm", "bin/grpc_health_probe", "bin/sh", "configs/quintet-gordon/catalog.yaml"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("no %s in %v", want, names)
 		}
@@ -140,7 +142,10 @@ func TestPushSendsTheTarballsImageToItsReference(t *testing.T) {
 
 func TestRegistryListensOnLoopbackOnly(t *testing.T) {
 	for _, addr := range []string{"0.0.0.0:5000", "10.0.0.1:5000", ":5000"} {
-		if err := serveRegistry(addr, t.TempDir()); err == nil || !strings.Contains(err.Error(), "loopback") {
+		if err := serveRegistry("127.0.0.1:0", addr, t.TempDir(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("TLS on %s: err %v", addr, err)
+		}
+		if err := serveRegistry(addr, "", t.TempDir(), ""); err == nil || !strings.Contains(err.Error(), "loopback") {
 			t.Errorf("%s: err %v", addr, err)
 		}
 	}
@@ -169,5 +174,33 @@ func TestImageOfSeveralBinariesStartsTheFirst(t *testing.T) {
 	}
 	if _, err := binariesImage(filepath.Join(dir, "cp") + ":bin/cp"); err == nil {
 		t.Error("a relative path in the image must be refused")
+	}
+}
+
+func TestRegistryCertificateIsIssuedByAKeptCA(t *testing.T) {
+	dir := t.TempDir()
+	cert, err := registryCertificate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := registryCertificate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(cert.Certificate[1], again.Certificate[1]) {
+		t.Fatal("the CA must be made once and kept")
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(caPEM)
+	leaf, err := x509.ParseCertificate(cert.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: "127.0.0.1"}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -7,10 +7,11 @@
 //	images build   --out DIR REF=BINARY:PATH[,BINARY:PATH] ...  static binaries on a minimal rootfs
 //	                                               (user 65532); the first is the entrypoint
 //	images bundle  --out DIR REF=BUNDLE_DIR ...    an OLM bundle image (manifests/, metadata/, labels)
-//	images catalog --out DIR --opm OPM --health-probe GRPC_HEALTH_PROBE REF=FBC_DIR
+//	images catalog --out DIR --opm OPM --health-probe GRPC_HEALTH_PROBE [--shell SH] REF=FBC_DIR
 //	                                               an OLM catalog image: opm serving /configs
 //	images push    TARBALL ...                     push each to the reference it carries
-//	images registry --addr 127.0.0.1:5000 --dir DIR serve a registry on loopback
+//	images registry --addr 127.0.0.1:5000 --dir DIR [--tls-addr 127.0.0.1:5443 --tls-dir DIR]
+//	                                               serve a registry on loopback (HTTP, and HTTPS)
 package main
 
 import (
@@ -29,9 +30,9 @@ import (
 const usage = `usage:
   images build   --out DIR REF=BINARY:PATH[,BINARY:PATH] [...]
   images bundle  --out DIR REF=BUNDLE_DIR [...]
-  images catalog --out DIR --opm OPM --health-probe GRPC_HEALTH_PROBE REF=CATALOG_DIR
+  images catalog --out DIR --opm OPM --health-probe GRPC_HEALTH_PROBE [--shell SH] REF=CATALOG_DIR
   images push    TARBALL [...]
-  images registry --addr 127.0.0.1:5000 --dir DIR`
+  images registry --addr 127.0.0.1:5000 --dir DIR [--tls-addr 127.0.0.1:5443 --tls-dir DIR]`
 
 func main() {
 	if len(os.Args) < 2 {
@@ -41,8 +42,11 @@ func main() {
 	out := flags.String("out", "", "directory for the image tarballs (one <name>-<tag>.tar per image)")
 	opm := flags.String("opm", "", "the static opm binary the catalog image serves with")
 	healthProbe := flags.String("health-probe", "", "the static grpc_health_probe binary OLM probes catalog pods with")
+	shell := flags.String("shell", "", "catalog: a static shell (busybox) to add as /bin/sh")
 	addr := flags.String("addr", "127.0.0.1:5000", "the registry's loopback address")
 	dir := flags.String("dir", "", "the registry's blob folder")
+	tlsAddr := flags.String("tls-addr", "", "registry: also serve HTTPS on this loopback address")
+	tlsDir := flags.String("tls-dir", "", "registry: where the HTTPS certificate's CA (ca.crt) is kept")
 	_ = flags.Parse(os.Args[2:])
 	var err error
 	switch os.Args[1] {
@@ -55,7 +59,7 @@ func main() {
 			err = fmt.Errorf("--opm and --health-probe are required")
 			break
 		}
-		err = buildAll(*out, flags.Args(), func(dir string) (v1.Image, error) { return catalogImage(dir, *opm, *healthProbe) })
+		err = buildAll(*out, flags.Args(), func(dir string) (v1.Image, error) { return catalogImage(dir, *opm, *healthProbe, *shell) })
 	case "push":
 		for _, path := range flags.Args() {
 			pushed, perr := push(path)
@@ -66,11 +70,11 @@ func main() {
 			fmt.Println("pushed", pushed)
 		}
 	case "registry":
-		if *dir == "" {
-			err = fmt.Errorf("--dir is required")
+		if *dir == "" || (*tlsAddr != "" && *tlsDir == "") {
+			err = fmt.Errorf("--dir is required, and --tls-dir with --tls-addr")
 			break
 		}
-		err = serveRegistry(*addr, *dir)
+		err = serveRegistry(*addr, *tlsAddr, *dir, *tlsDir)
 	default:
 		err = fmt.Errorf("unknown command %q\n%s", os.Args[1], usage)
 	}

@@ -41,8 +41,9 @@ func bundleImage(dir string) (v1.Image, error) {
 
 // catalogImage is a catalog image as `opm generate dockerfile` describes it: opm serving the
 // file-based catalog at /configs over gRPC on port 50051, and grpc_health_probe, which OLM's
-// catalog pods run as their probes.
-func catalogImage(catalogDir, opm, healthProbe string) (v1.Image, error) {
+// catalog pods run as their probes; with a shell (a static busybox) at /bin/sh too, which
+// `operator-sdk run bundle` needs of its index image (its registry pod runs `sh -c "opm serve"`).
+func catalogImage(catalogDir, opm, healthProbe, shell string) (v1.Image, error) {
 	binary, err := fileEntry(opm, "/bin/opm", 0o755)
 	if err != nil {
 		return nil, err
@@ -51,11 +52,19 @@ func catalogImage(catalogDir, opm, healthProbe string) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	files := []tarEntry{binary, probe}
+	if shell != "" {
+		sh, err := fileEntry(shell, "/bin/sh", 0o755)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, sh)
+	}
 	configs, err := treeEntries(catalogDir, "/configs")
 	if err != nil {
 		return nil, err
 	}
-	return buildImage(append([]tarEntry{binary, probe}, configs...), imageConfig{
+	return buildImage(append(files, configs...), imageConfig{
 		entrypoint: []string{"/bin/opm"},
 		// The cache is built when opm starts (upstream images build it into the image, which
 		// then needs --cache-only run at build time): a small catalog starts in well under a second.

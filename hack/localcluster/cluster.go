@@ -43,6 +43,9 @@ type layout struct {
 	CoreDNS    string // the CoreDNS binary
 	PauseImage string // the pod sandbox image, one of Images
 	RealNode   bool   // whether the cluster has (or is to have) a real node
+	// RegistryCA is "HOST:PORT=CA_FILE": the real node's containerd trusts CA_FILE for the
+	// HTTPS registry at HOST:PORT (the local registry's HTTPS side). Empty: none.
+	RegistryCA string
 }
 
 func newLayout(root, bin, images, coredns, pauseImage string) (*layout, error) {

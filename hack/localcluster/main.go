@@ -4,7 +4,7 @@
 // kube-proxy, CoreDNS) whose pods run for real on a bridge that cannot reach outside.
 //
 //	localcluster up     [--dir .local] [--bin bin/k8s-v1.36.3] [--nodes 3] [--real-node auto|required|off]
-//	                    [--images DIR] [--coredns FILE] [--pause-image REF]
+//	                    [--images DIR] [--coredns FILE] [--pause-image REF] [--registry-ca HOST:PORT=CA_FILE]
 //	localcluster down   [--dir .local]
 //	localcluster status [--dir .local]
 //	localcluster load-images [--dir .local] [--images DIR]
@@ -47,6 +47,7 @@ func run(args []string) error {
 	coredns := fs.String("coredns", "bin/coredns", "the CoreDNS binary")
 	pauseImage := fs.String("pause-image", "", "the pod sandbox image (one of --images)")
 	name := fs.String("name", "", "start: the extra process's name")
+	registryCA := fs.String("registry-ca", "", "up: HOST:PORT=CA_FILE, an HTTPS registry the real node trusts")
 	clusterDNS := fs.Bool("cluster-dns", false, "start: resolve names with the cluster's DNS (needs the real node)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -55,6 +56,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	l.RegistryCA = *registryCA
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer cancel()
 	switch args[0] {

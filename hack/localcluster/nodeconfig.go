@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // containerdConfig keeps containerd's root, state, socket, runc state and pod network
@@ -47,6 +48,14 @@ disabled_plugins = [
     bin_dir = "/usr/lib/cni"
     conf_dir = %[6]q
     max_conf_num = 1
+`
+
+// containerdRegistryCA makes containerd reach one registry (host:port) over HTTPS, trusting a
+// CA (file). The endpoint is explicit: containerd would otherwise speak plain HTTP to loopback.
+const containerdRegistryCA = `  [plugins."io.containerd.grpc.v1.cri".registry.mirrors.%[1]q]
+    endpoint = ["https://%[1]s"]
+  [plugins."io.containerd.grpc.v1.cri".registry.configs.%[1]q.tls]
+    ca_file = %[2]q
 `
 
 // cniConfig puts pods on the bridge with addresses from host-local. ipMasq is off: nothing
@@ -172,6 +181,9 @@ func (l *layout) writeNodeConfigs() error {
 			bridgeIP, realNodeName, podSubnet, pki(kubeProxyName+".kubeconfig")),
 		l.nodeDir("Corefile"): fmt.Sprintf(corefile, bridgeIP, clusterDomain, pki(corednsName+".kubeconfig")),
 		l.hostResolvConf():    fmt.Sprintf("nameserver %s\nsearch %s\noptions ndots:5\n", bridgeIP, clusterDomain),
+	}
+	if host, ca, ok := strings.Cut(l.RegistryCA, "="); ok {
+		files[l.nodeDir("containerd.toml")] += fmt.Sprintf(containerdRegistryCA, host, ca)
 	}
 	for path, content := range files {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {

@@ -56,13 +56,15 @@ var nodePackages = map[string]string{
 	"containernetworking-plugins": "/usr/lib/cni/bridge",
 	"nftables":                    "/usr/sbin/nft",
 	"iproute2":                    "/usr/sbin/ip",
+	// The shell, cat and gzip of the images operator-sdk's registry pods run (see make images).
+	"busybox-static": "/bin/busybox",
 }
 
-// nodeDir is where the real node keeps its configuration and state.
 // hostResolvConf is a resolv.conf naming the cluster's DNS, for host processes that reach
 // Services by name (see startExtra).
 func (l *layout) hostResolvConf() string { return l.nodeDir("host-resolv.conf") }
 
+// nodeDir is where the real node keeps its configuration and state.
 func (l *layout) nodeDir(parts ...string) string {
 	return filepath.Join(append([]string{l.Root, "node"}, parts...)...)
 }

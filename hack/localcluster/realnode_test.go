@@ -174,3 +174,42 @@ func TestRealNodeModes(t *testing.T) {
 		t.Fatal("an unknown mode must be refused")
 	}
 }
+
+func TestContainerdTrustsTheRegistryCA(t *testing.T) {
+	l := testLayout(t)
+	l.RegistryCA = "127.0.0.1:5443=/reg/ca.crt"
+	if err := l.writeNodeConfigs(); err != nil {
+		t.Fatal(err)
+	}
+	containerd, err := os.ReadFile(l.nodeDir("containerd.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "endpoint = [\"https://127.0.0.1:5443\"]\n" +
+		"  [plugins.\"io.containerd.grpc.v1.cri\".registry.configs.\"127.0.0.1:5443\".tls]\n    ca_file = \"/reg/ca.crt\"\n"
+	if !strings.HasSuffix(string(containerd), want) {
+		t.Errorf("containerd.toml ends\n%s\nwant\n%s", containerd[len(containerd)-200:], want)
+	}
+}
+
+func TestStartedExtraProcessesAreTrackedAndStopped(t *testing.T) {
+	l := testLayout(t)
+	if err := startExtra(l, "sleeper", []string{"sleep", "60"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.running("sleeper"); !ok {
+		t.Fatal("the started process is not running")
+	}
+	if !slices.Contains(l.extraProcesses(), "sleeper") {
+		t.Errorf("extras %v: down would not stop it", l.extraProcesses())
+	}
+	if err := l.stop("sleeper", stopGracePeriod); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.running("sleeper"); ok {
+		t.Error("still running after stop")
+	}
+	if err := startExtra(l, kubeletName, []string{"sleep", "1"}, false); err == nil {
+		t.Error("a cluster component's name must be refused")
+	}
+}
