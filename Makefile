@@ -286,7 +286,8 @@ OLM_ENV = KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) OLM_BIN
 	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE)
 
 .PHONY: olm-up run-bundle
-olm-up: $(OLM_BIN)/.built $(LOCALCLUSTER) $(CATALOG_TOOL) $(OPM) ## Install OLM v0 into the running local cluster and serve catalog/ as CatalogSource olm/quintet.
+olm-up: $(OLM_BIN)/.built $(LOCALCLUSTER) $(CATALOG_TOOL) $(OPM) ## Install OLM v0 into the local cluster (started when not running) and serve catalog/ as CatalogSource olm/quintet.
+	@$(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1 || $(MAKE) --no-print-directory cluster-up
 	@$(OLM_ENV) hack/olm.sh up
 	@$(CATALOG_TOOL) --opm $(OPM) --templates config/catalog --bundles bundles --out $(LOCAL)/olm/catalog \
 	  --image-ref-template '$(BUNDLE_IMAGE_TEMPLATE)' --inline
@@ -318,11 +319,12 @@ E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE
 	E2E_ETCD_VERSION=$(ETCD_VERSION:v%=%) E2E_ETCD_PREVIOUS_VERSION=$(ETCD_PREVIOUS_VERSION:v%=%) \
 	E2E_LOCALCLUSTER=$(LOCALCLUSTER) E2E_OPM=$(OPM) E2E_OLM_BIN=$(OLM_BIN) E2E_CATALOG_IMAGE=$(CATALOG_IMAGE) \
 	E2E_BUNDLE_TOOL=$(BUNDLE_TOOL) E2E_CATALOG_TOOL=$(CATALOG_TOOL) E2E_OPERATOR_SDK=$(OPERATOR_SDK) \
-	E2E_IMAGES_REGISTRY_TLS=$(IMAGE_REGISTRY_TLS) E2E_REGISTRY_CA=$(REGISTRY_CA) E2E_OPM_INDEX_IMAGE=$(OPM_INDEX_IMAGE) E2E_BUSYBOX_IMAGE=$(BUSYBOX_IMAGE) E2E_SCORECARD_IMAGE=$(SCORECARD_IMAGE)
+	E2E_IMAGES_REGISTRY_TLS=$(IMAGE_REGISTRY_TLS) E2E_REGISTRY_CA=$(REGISTRY_CA) \
+	E2E_OPM_INDEX_IMAGE=$(OPM_INDEX_IMAGE) E2E_BUSYBOX_IMAGE=$(BUSYBOX_IMAGE) E2E_SCORECARD_IMAGE=$(SCORECARD_IMAGE)
 
-.PHONY: e2e
 # The suites run on a fresh local cluster with OLM and the catalog (olm-up), and the registry
-# holding the bundle and catalog images.
+# holding our images, the bundle images and the catalog image.
+.PHONY: e2e
 e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down (GINKGO_ARGS='--focus=...').
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
 	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
