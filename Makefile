@@ -238,6 +238,11 @@ catalog: $(CATALOG_TOOL) $(OPM) ## Render the file-based catalog (catalog/) from
 catalog-validate: $(OPM) ## opm validate catalog.
 	$(OPM) validate catalog && echo "catalog: opm validate passed"
 
+.PHONY: scorecard
+scorecard: $(addprefix scorecard-,$(OPERATORS)) ## The scorecard tests of every bundle (the six built-in static checks).
+scorecard-%: $(SCORECARD_TEST)
+	@for b in bundles/$*/*/; do SCORECARD_TEST=$(SCORECARD_TEST) hack/scorecard.sh $${b%/}; done
+
 ##@ OLM images and registry
 
 # Images are tarballs in bin/ (written by bin/images, no container engine) until pushed.
@@ -259,7 +264,7 @@ registry-down: $(LOCALCLUSTER) ## Stop the image registry (its content goes with
 	$(LOCALCLUSTER) stop --dir $(REGISTRY_DIR) --name registry
 	rm -rf $(REGISTRY_DIR)/blobs
 
-docker-build: images ## Build every image: managers (tagged with their operator's version), etcd, pause, e2e agent.
+docker-build: images ## Build every image: managers (tagged with their operator's version), etcd, pause, e2e agent, OLM's and operator-sdk's.
 docker-push: registry-up ## Push the images docker-build (or cluster-up) built to IMAGE_REGISTRY.
 	$(IMAGES_TOOL) push $(IMAGES_DIR)/*.tar
 
@@ -274,11 +279,6 @@ catalog-build: $(IMAGES_TOOL) $(OPM) $(GRPC_HEALTH_PROBE) ## Build the catalog i
 	$(IMAGES_TOOL) catalog --out $(OLM_IMAGES_DIR)/catalog --opm $(OPM) --health-probe $(GRPC_HEALTH_PROBE) $(CATALOG_IMAGE)=catalog
 catalog-push: catalog-build registry-up ## Push the catalog image to IMAGE_REGISTRY.
 	$(IMAGES_TOOL) push $(OLM_IMAGES_DIR)/catalog/*.tar
-
-.PHONY: scorecard
-scorecard: $(addprefix scorecard-,$(OPERATORS)) ## The scorecard tests of every bundle (the six built-in static checks).
-scorecard-%: $(SCORECARD_TEST)
-	@for b in bundles/$*/*/; do SCORECARD_TEST=$(SCORECARD_TEST) hack/scorecard.sh $${b%/}; done
 
 ##@ OLM on the local cluster
 
