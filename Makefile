@@ -32,9 +32,11 @@ IMAGE_PREFIX    = $(IMAGE_REGISTRY)/quintet
 image           = $(IMAGE_PREFIX)/$(1)
 opversion       = $(strip $(file < operators/$(1)/VERSION))
 manager_image   = $(call image,$(1)):v$(call opversion,$(1))
-# OLM images: a bundle image per bundle version, one catalog image of every package; and
-# the images OLM's catalog operator runs bundle unpack Jobs and catalog pods with.
-bundle_image    = $(IMAGE_REGISTRY)/quintet-$(1)-bundle:v$(2)
+# OLM images: a bundle image per bundle version (<registry>/<package>-bundle:v<version>, the
+# template opm renders catalog/ with), one catalog image of every package; and the images OLM's
+# catalog operator runs bundle unpack Jobs and catalog pods with.
+BUNDLE_IMAGE_TEMPLATE = $(IMAGE_REGISTRY)/{{.Package}}-bundle:v{{.Version}}
+bundle_image    = $(subst {{.Version}},$(2),$(subst {{.Package}},quintet-$(1),$(BUNDLE_IMAGE_TEMPLATE)))
 CATALOG_IMAGE  ?= $(IMAGE_REGISTRY)/quintet-catalog:latest
 OPM_IMAGE       = $(call image,opm):$(OPM_VERSION)
 OLM_UTIL_IMAGE  = $(call image,olm-util):$(OLM_VERSION)
@@ -229,8 +231,7 @@ bundle-validate-%: $(OPERATOR_SDK)
 	done
 
 # The catalog: one package per operator, rendered offline from config/catalog/<package>.yaml
-# and the bundle directories; bundle images are <registry>/<package>-bundle:v<version>.
-BUNDLE_IMAGE_TEMPLATE = $(IMAGE_REGISTRY)/{{.Package}}-bundle:v{{.Version}}
+# and the bundle directories, bundle images named by BUNDLE_IMAGE_TEMPLATE.
 .PHONY: catalog catalog-validate
 catalog: $(CATALOG_TOOL) $(OPM) ## Render the file-based catalog (catalog/) from config/catalog and bundles/.
 	$(CATALOG_TOOL) --opm $(OPM) --templates config/catalog --bundles bundles --out catalog \

@@ -169,10 +169,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 			"metadata": map[string]any{"name": "real", "namespace": ns},
 			"spec": map[string]any{
 				"size": int64(3), "version": previous, "repository": requiredEnv("E2E_IMAGES") + "/etcd",
-				"pod": map[string]any{
-					"nodeSelector": map[string]any{realNodeLabel: "true"},
-					"tolerations":  []any{map[string]any{"key": realNodeLabel, "operator": "Equal", "value": "true", "effect": "NoSchedule"}},
-				},
+				"pod": realNodePlacement(),
 			},
 		}}
 		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())

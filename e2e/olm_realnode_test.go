@@ -55,7 +55,9 @@ entries:
 - {schema: olm.bundle, image: "registry.invalid/%[1]s-bundle:v%[5]s"}
 `, pkg, current, successor, version, next)
 	Expect(os.WriteFile(filepath.Join(templates, pkg+".yaml"), []byte(template), 0o644)).To(Succeed())
-	Expect(os.Symlink(filepath.Join(mustAbs(filepath.Join("..", "bundles", operator)), version), filepath.Join(bundles, version))).To(Succeed())
+	published, err := filepath.Abs(filepath.Join("..", "bundles", operator, version))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(os.Symlink(published, filepath.Join(bundles, version))).To(Succeed())
 
 	run := func(name string, args ...string) {
 		out, err := exec.CommandContext(ctx, name, args...).CombinedOutput()
@@ -70,19 +72,20 @@ entries:
 	return current, successor
 }
 
-func mustAbs(path string) string {
-	abs, err := filepath.Abs(path)
-	Expect(err).NotTo(HaveOccurred())
-	return abs
+// managerOnRealNode returns the namespace's operator manager pod, which must run on the real node.
+func managerOnRealNode(ctx context.Context, namespace string) corev1.Pod {
+	pods := &corev1.PodList{}
+	Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+	Expect(pods.Items).To(HaveLen(1))
+	Expect(pods.Items[0].Spec.NodeName).To(Equal(realNodeName))
+	return pods.Items[0]
 }
 
 // upgradeable returns the status and message of Upgradeable in an OperatorCondition's status,
 // where OLM copies what the operator set.
 func upgradeable(ctx context.Context, g Gomega, namespace, csvName string) (string, string) {
-	cond := &unstructured.Unstructured{}
-	cond.SetAPIVersion("operators.coreos.com/v2")
-	cond.SetKind("OperatorCondition")
-	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: csvName}, cond)).To(Succeed())
+	cond := olmObject("operators.coreos.com/v2", "OperatorCondition", namespace, csvName, nil)
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cond), cond)).To(Succeed())
 	conds, _, _ := unstructured.NestedSlice(cond.Object, "status", "conditions")
 	for _, c := range conds {
 		if m := c.(map[string]any); m["type"] == "Upgradeable" {
@@ -103,16 +106,10 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 
 	It("runs the manager OLM installed, placed by the Subscription's config, and it reconciles a sample", func(ctx SpecContext) {
 		ns := createNamespace(ctx, "olm-gordon-real", nil)
-		subscribe(ctx, ns, "quintet-gordon", map[string]any{"config": map[string]any{
-			"nodeSelector": map[string]any{realNodeLabel: "true"},
-			"tolerations":  []any{map[string]any{"key": realNodeLabel, "operator": "Equal", "value": "true", "effect": "NoSchedule"}},
-		}})
+		subscribe(ctx, ns, "quintet-gordon", map[string]any{"config": realNodePlacement()})
 		csv := expectInstalled(ctx, ns, installedCSV(ctx, ns, "quintet-gordon"))
-		pods := &corev1.PodList{}
-		Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
-		Expect(pods.Items).To(HaveLen(1))
-		Expect(pods.Items[0].Spec.NodeName).To(Equal(realNodeName), "the Subscription's config places the manager")
-		Expect(pods.Items[0].Spec.Containers[0].Env).To(ContainElement(HaveField("Name", "OPERATOR_CONDITION_NAME")))
+		manager := managerOnRealNode(ctx, ns)
+		Expect(manager.Spec.Containers[0].Env).To(ContainElement(HaveField("Name", "OPERATOR_CONDITION_NAME")))
 		By(csv.GetName() + " runs on " + realNodeName + "; a Gordon in its namespace gets its pods")
 		gordon := applySample(ctx, "gordon", "operator_v1_gordon.yaml", ns)
 		expectGordonRunning(ctx, gordon, 3)
@@ -194,10 +191,7 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 		setUnschedulable(ctx, false)
 		expectEtcdReady(ctx, cluster, 3, requiredEnv("E2E_ETCD_VERSION"))
 		expectInstalled(ctx, ns, successor)
-		Eventually(func(g Gomega) {
-			old := olmObject("operators.coreos.com/v1alpha1", "ClusterServiceVersion", ns, current, nil)
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(old), old)).NotTo(Succeed(), current+" must be replaced")
-		}).WithContext(ctx).Should(Succeed())
+		expectCSVGone(ctx, ns, current)
 		expectEtcdReady(ctx, cluster, 3, requiredEnv("E2E_ETCD_VERSION"))
 	})
 })

@@ -117,6 +117,24 @@ func approve(ctx context.Context, namespace, pkg, csvName string) {
 	}).WithContext(ctx).Should(Succeed())
 }
 
+// expectCSVGone waits until the CSV is gone: an upgrade replaced it.
+func expectCSVGone(ctx context.Context, namespace, csvName string) {
+	Eventually(func(g Gomega) {
+		old := olmObject("operators.coreos.com/v1alpha1", "ClusterServiceVersion", namespace, csvName, nil)
+		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(old), old)).NotTo(Succeed(), csvName+" must be replaced")
+	}).WithContext(ctx).Should(Succeed())
+}
+
+// containersHome is a $HOME for tools that pull images through containers/image (opm,
+// operator-sdk), which wants a trust policy there: images come from the local registry.
+func containersHome() string {
+	home := GinkgoT().TempDir()
+	policy := filepath.Join(home, ".config", "containers", "policy.json")
+	Expect(os.MkdirAll(filepath.Dir(policy), 0o755)).To(Succeed())
+	Expect(os.WriteFile(policy, []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644)).To(Succeed())
+	return home
+}
+
 // catalogPackages are the packages of the committed catalog (catalog/<package>/).
 func catalogPackages() []string {
 	entries, err := os.ReadDir(filepath.Join("..", "catalog"))
@@ -192,9 +210,8 @@ var _ = Describe("Quintet through OLM", func() {
 		csv := expectInstalled(ctx, ns, "quintet-gordon.v0.2.0")
 		replaces, _, _ := unstructured.NestedString(csv.Object, "spec", "replaces")
 		Expect(replaces).To(Equal("quintet-gordon.v0.1.0"))
+		expectCSVGone(ctx, ns, "quintet-gordon.v0.1.0")
 		Eventually(func(g Gomega) {
-			old := olmObject("operators.coreos.com/v1alpha1", "ClusterServiceVersion", ns, "quintet-gordon.v0.1.0", nil)
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(old), old)).NotTo(Succeed(), "v0.1.0 must be gone")
 			manager := &appsv1.Deployment{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gordon-controller-manager"}, manager)).To(Succeed())
 			g.Expect(manager.Spec.Template.Spec.Containers[0].Image).To(HaveSuffix(":v0.2.0"))
@@ -209,11 +226,7 @@ var _ = Describe("Quintet through OLM", func() {
 	})
 
 	It("serves, as a catalog image pulled back from the registry, exactly the committed catalog", func(ctx SpecContext) {
-		home := GinkgoT().TempDir() // opm pulls through containers/image, which wants a policy
-		policy := filepath.Join(home, ".config", "containers", "policy.json")
-		Expect(os.MkdirAll(filepath.Dir(policy), 0o755)).To(Succeed())
-		Expect(os.WriteFile(policy, []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644)).To(Succeed())
-		fromImage := opmRender(ctx, []string{"HOME=" + home}, requiredEnv("E2E_CATALOG_IMAGE"), "--use-http")
+		fromImage := opmRender(ctx, []string{"HOME=" + containersHome()}, requiredEnv("E2E_CATALOG_IMAGE"), "--use-http")
 		committed := opmRender(ctx, nil, filepath.Join("..", "catalog"))
 		Expect(committed).To(HaveKey("olm.channel/quintet-gordon/stable"))
 		Expect(fromImage).To(Equal(committed))

@@ -11,21 +11,14 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
 
 // operatorSDK runs operator-sdk against the local cluster. It pulls images from the local
-// registry's HTTPS side, trusting its CA, through containers/image, which wants a trust
-// policy in $HOME.
+// registry's HTTPS side, trusting its CA.
 func operatorSDK(ctx context.Context, args ...string) string {
-	home := GinkgoT().TempDir()
-	policy := filepath.Join(home, ".config", "containers", "policy.json")
-	Expect(os.MkdirAll(filepath.Dir(policy), 0o755)).To(Succeed())
-	Expect(os.WriteFile(policy, []byte(`{"default":[{"type":"insecureAcceptAnything"}]}`), 0o644)).To(Succeed())
 	cmd := exec.CommandContext(ctx, requiredEnv("E2E_OPERATOR_SDK"), args...)
-	cmd.Env = append(os.Environ(), "HOME="+home, "SSL_CERT_FILE="+requiredEnv("E2E_REGISTRY_CA"))
+	cmd.Env = append(os.Environ(), "HOME="+containersHome(), "SSL_CERT_FILE="+requiredEnv("E2E_REGISTRY_CA"))
 	out, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "operator-sdk %s:\n%s", strings.Join(args, " "), out)
 	return string(out)
@@ -68,10 +61,7 @@ var _ = Describe("operator-sdk against the local cluster", func() {
 			"--index-image", tls(requiredEnv("E2E_OPM_INDEX_IMAGE")), "--decompression-image", tls(requiredEnv("E2E_BUSYBOX_IMAGE")))
 		Expect(out).To(ContainSubstring(`OLM has successfully installed \"quintet-gordon.v` + version + `\"`))
 		expectInstalled(ctx, ns, "quintet-gordon.v"+version)
-		pods := &corev1.PodList{}
-		Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
-		Expect(pods.Items).To(HaveLen(1))
-		Expect(pods.Items[0].Spec.NodeName).To(Equal(realNodeName))
+		managerOnRealNode(ctx, ns)
 
 		out = operatorSDK(ctx, "cleanup", "quintet-gordon", "--namespace", ns, "--timeout", "2m")
 		Expect(out).To(ContainSubstring("uninstalled"))

@@ -57,6 +57,15 @@ func realNodeAnnotations() map[string]string {
 	}
 }
 
+// realNodePlacement is the nodeSelector and toleration that put a pod on the real node, as
+// the fields of an unstructured pod policy (an EtcdCluster's spec.pod, a Subscription's config).
+func realNodePlacement() map[string]any {
+	return map[string]any{
+		"nodeSelector": map[string]any{realNodeLabel: "true"},
+		"tolerations":  []any{map[string]any{"key": realNodeLabel, "operator": "Equal", "value": "true", "effect": "NoSchedule"}},
+	}
+}
+
 // realNodeNamespace makes a restricted namespace whose pods all land on the real node.
 func realNodeNamespace(ctx context.Context, prefix string) string {
 	return realNodeNamespaceAt(ctx, prefix, "restricted")

@@ -9,7 +9,6 @@ cd "$(dirname "$0")/.."
 : "${KUBECTL:?}" "${LOCALCLUSTER:?}" "${LOCAL:?}"
 NS=quintet-demo
 k() { "$KUBECTL" "$@"; }
-mkdir -p "$LOCAL/run" "$LOCAL/logs"
 
 echo "== Nodes"
 k get nodes -L quintet.dev/node

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,7 +138,7 @@ func renderTemplate(path string, bundles map[string]map[string]any, inline bool)
 			return nil, fmt.Errorf("no bundle directory renders to image %q", image)
 		}
 		if inline {
-			blob = shallowCopy(blob)
+			blob = maps.Clone(blob)
 			blob["image"] = ""
 			blob["relatedImages"] = withoutImage(blob["relatedImages"], image)
 		}
@@ -160,14 +161,6 @@ func checkEdges(e map[string]any) error {
 		}
 	}
 	return nil
-}
-
-func shallowCopy(m map[string]any) map[string]any {
-	c := make(map[string]any, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }
 
 // withoutImage drops the bundle image from relatedImages (an inline bundle has no image).

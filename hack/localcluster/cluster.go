@@ -314,9 +314,9 @@ func down(l *layout) error {
 	return errors.Join(errs...)
 }
 
-// allComponents names every component a cluster may have.
-func (l *layout) allComponents() []string {
-	return append(slices.Concat(componentNames, nodeComponentNames), provisionerProc)
+// isComponent tells whether name is one of the cluster's own processes (not an extra).
+func isComponent(name string) bool {
+	return slices.Contains(componentNames, name) || slices.Contains(nodeComponentNames, name) || name == provisionerProc
 }
 
 // extraProcesses names the pid files in the run folder that are not cluster components.
@@ -325,7 +325,7 @@ func (l *layout) extraProcesses() []string {
 	var extras []string
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".pid")
-		if !slices.Contains(l.allComponents(), name) {
+		if !isComponent(name) {
 			extras = append(extras, name)
 		}
 	}

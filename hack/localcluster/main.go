@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 )
 
@@ -93,7 +92,7 @@ func run(args []string) error {
 		}
 		return startExtra(l, *name, fs.Args(), *clusterDNS)
 	case "stop":
-		if *name == "" || slices.Contains(l.allComponents(), *name) {
+		if *name == "" || isComponent(*name) {
 			return fmt.Errorf("usage: localcluster stop --name NAME (an extra process, not a cluster component)")
 		}
 		return l.stop(*name, stopGracePeriod)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -129,7 +128,7 @@ func (l *layout) tailLog(name string) string {
 // it runs in a mount namespace of its own where /etc/resolv.conf is the cluster's, so it
 // reaches Services by name (`<service>.<namespace>.svc`) and the host's resolver is untouched.
 func startExtra(l *layout, name string, command []string, clusterDNS bool) error {
-	if slices.Contains(l.allComponents(), name) {
+	if isComponent(name) {
 		return fmt.Errorf("%s is a cluster component", name)
 	}
 	exe, err := exec.LookPath(command[0])
