@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -61,6 +62,39 @@ func expectMembersUnreachable(ctx context.Context, namespace string) {
 	}).WithContext(ctx).Should(Succeed())
 }
 
+// The field managers of the namespaced and the --cluster-wide manager.
+const (
+	namespacedManager  = "etcd-cluster"
+	clusterWideManager = "etcd-cluster-clusterwide"
+)
+
+// expectWrittenOnlyBy checks who wrote the sample cluster in namespace: its StatefulSet,
+// member ConfigMap and its status name the given field manager, and never the other one,
+// for a few seconds of passes.
+func expectWrittenOnlyBy(ctx context.Context, namespace, manager, other string) {
+	cluster := &unstructured.Unstructured{}
+	cluster.SetAPIVersion("etcd.database.coreos.com/v1beta2")
+	cluster.SetKind("EtcdCluster")
+	writers := func(g Gomega, obj client.Object, name, subresource string) []string {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, obj)).To(Succeed())
+		var names []string
+		for _, f := range obj.GetManagedFields() {
+			if f.Subresource == subresource {
+				names = append(names, f.Manager)
+			}
+		}
+		return names
+	}
+	Eventually(func(g Gomega) {
+		g.Expect(writers(g, &appsv1.StatefulSet{}, etcdSample, "")).To(ConsistOf(manager))
+		g.Expect(writers(g, &corev1.ConfigMap{}, etcdSample+"-members", "")).To(ConsistOf(manager))
+		g.Expect(writers(g, cluster, etcdSample, "status")).To(ConsistOf(manager))
+	}).WithContext(ctx).Should(Succeed())
+	Consistently(func(g Gomega) {
+		g.Expect(writers(g, cluster, etcdSample, "status")).NotTo(ContainElement(other))
+	}).WithContext(ctx).WithTimeout(3 * time.Second).Should(Succeed())
+}
+
 var _ = Describe("The etcd-cluster operator on kwok nodes", Ordered, func() {
 	var etc, etc2, wide string
 
@@ -68,7 +102,9 @@ var _ = Describe("The etcd-cluster operator on kwok nodes", Ordered, func() {
 		etc = createNamespace(ctx, "etc", nil)
 		etc2 = createNamespace(ctx, "etc2", nil)
 		wide = createNamespace(ctx, "etc-clusterwide", nil)
-		startOperator("etcd-cluster", []string{"WATCH_NAMESPACE=" + etc + "," + etc2})
+		// Both managers see the clusters of etc and etc-clusterwide: only the scope rule
+		// (the annotation) decides which of them acts on each.
+		startOperator("etcd-cluster", []string{"WATCH_NAMESPACE=" + etc + "," + etc2 + "," + wide})
 		startOperator("etcd-cluster", nil, "--cluster-wide")
 	})
 
@@ -76,6 +112,8 @@ var _ = Describe("The etcd-cluster operator on kwok nodes", Ordered, func() {
 		applySample(ctx, "etcd-cluster", "etcd_v1beta2_etcdcluster.yaml", etc)
 		expectEtcdObjects(ctx, etc)
 		expectMembersUnreachable(ctx, etc)
+		By("leaving it to the namespaced manager, though the --cluster-wide one watches every namespace")
+		expectWrittenOnlyBy(ctx, etc, namespacedManager, clusterWideManager)
 	})
 
 	It("keeps a second cluster of the same name in another namespace independent", func(ctx SpecContext) {
@@ -96,5 +134,7 @@ var _ = Describe("The etcd-cluster operator on kwok nodes", Ordered, func() {
 		sts := &appsv1.StatefulSet{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: wide, Name: etcdSample}, sts)).To(Succeed())
 		Expect(metav1.IsControlledBy(sts, c)).To(BeTrue())
+		By("the namespaced manager, which watches " + wide + " too, leaving it alone")
+		expectWrittenOnlyBy(ctx, wide, clusterWideManager, namespacedManager)
 	})
 })

@@ -1,23 +1,28 @@
 package conditions
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientevents "k8s.io/client-go/tools/events"
 )
 
+// object is the smallest API object with conditions.
 type object struct {
-	generation int64
-	conds      []metav1.Condition
+	metav1.TypeMeta
+	metav1.ObjectMeta
+	conds []metav1.Condition
 }
 
-func (o *object) GetGeneration() int64               { return o.generation }
+func (o *object) DeepCopyObject() runtime.Object     { c := *o; return &c }
 func (o *object) GetConditions() []metav1.Condition  { return o.conds }
 func (o *object) SetConditions(c []metav1.Condition) { o.conds = c }
 
 func TestSetRecordsTheGenerationAndKeepsTheTransitionTimeOfAnUnchangedStatus(t *testing.T) {
-	o := &object{generation: 3}
+	o := &object{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
 	Set(o, "Ready", metav1.ConditionFalse, "Waiting", "not yet")
 	first := Get(o, "Ready")
 	if first == nil || first.ObservedGeneration != 3 || first.Reason != "Waiting" {
@@ -25,7 +30,7 @@ func TestSetRecordsTheGenerationAndKeepsTheTransitionTimeOfAnUnchangedStatus(t *
 	}
 	since := first.LastTransitionTime
 	time.Sleep(1100 * time.Millisecond) // transition times have second precision
-	o.generation = 4
+	o.Generation = 4
 	Set(o, "Ready", metav1.ConditionFalse, "StillWaiting", "still not")
 	second := Get(o, "Ready")
 	if second.ObservedGeneration != 4 || second.Reason != "StillWaiting" || !second.LastTransitionTime.Equal(&since) {
@@ -37,5 +42,51 @@ func TestSetRecordsTheGenerationAndKeepsTheTransitionTimeOfAnUnchangedStatus(t *
 	}
 	if IsTrue(o, "Missing") || Get(o, "Missing") != nil {
 		t.Fatal("an absent condition is neither true nor found")
+	}
+}
+
+func TestTransitionsReportEachTransitionOnce(t *testing.T) {
+	events := clientevents.NewFakeRecorder(10)
+	o := &object{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
+	var tr Transitions
+	report := func(before []metav1.Condition) { tr.RecordDegraded(events, o, before, "Degraded") }
+
+	before := Snapshot(o)
+	Set(o, "Degraded", metav1.ConditionFalse, "AsExpected", "fine")
+	report(before)
+	Set(o, "Degraded", metav1.ConditionTrue, "PodCreateFailed", "quota exceeded")
+	report(before)
+	o.Generation = 2
+	Set(o, "Degraded", metav1.ConditionTrue, "PodCreateFailed", "quota exceeded again")
+	report(before) // a stale read: before still says nothing of the failure
+	Set(o, "Degraded", metav1.ConditionTrue, "PodDeleteFailed", "forbidden")
+	report(before)
+	Set(o, "Degraded", metav1.ConditionFalse, "AsExpected", "recovered")
+	report(before)
+	report(before)
+	want := []string{"Warning PodCreateFailed quota exceeded", "Warning PodDeleteFailed forbidden", "Normal AsExpected recovered"}
+	if got := drain(events); !slices.Equal(got, want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+
+	// Seen for the first time (a restarted manager): what the object said before counts.
+	var restarted Transitions
+	restarted.RecordDegraded(events, o, Snapshot(o), "Degraded")
+	tr.Forget("", "")
+	tr.RecordDegraded(events, o, Snapshot(o), "Degraded")
+	if got := drain(events); len(got) != 0 {
+		t.Fatalf("no transition since the object was read, yet events %q", got)
+	}
+}
+
+func drain(r *clientevents.FakeRecorder) []string {
+	var got []string
+	for {
+		select {
+		case e := <-r.Events:
+			got = append(got, e)
+		default:
+			return got
+		}
 	}
 }

@@ -9,10 +9,13 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdcluster"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/upgradeable"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/shared/manager"
 )
 
@@ -22,6 +25,10 @@ func main() {
 	clusterWide := flag.Bool("cluster-wide", false,
 		"Act on EtcdClusters in every namespace annotated etcd.database.coreos.com/scope=clusterwide, "+
 			"instead of the unannotated ones in the watched namespaces (as the CoreOS etcd operator's -cluster-wide).")
+	concurrency := flag.Int("max-concurrent-reconciles", 4, "EtcdClusters reconciled at once.")
+	dialTimeout := flag.Duration("etcd-dial-timeout", etcd.DefaultDialTimeout, "How long to wait for a connection to a cluster's members.")
+	requestTimeout := flag.Duration("etcd-request-timeout", membership.DefaultRequestTimeout,
+		"How long to wait for each etcd cluster API request (member list, status, add, promote, remove).")
 	flag.Parse()
 
 	scheme := runtime.NewScheme()
@@ -34,14 +41,20 @@ func main() {
 	}
 	manager.Run(name, flags, scheme, func(mgr ctrl.Manager) error {
 		err := (&etcdcluster.Reconciler{
-			Client:      mgr.GetClient(),
-			Recorder:    mgr.GetEventRecorder("etcdcluster-controller"),
-			ClusterWide: *clusterWide,
-			ProxyEnv:    proxy.ReadProxyVarsFromEnv(),
+			// Objects name the manager that wrote them (managedFields): the namespaced and the
+			// cluster-wide manager can be told apart.
+			Client:                  client.WithFieldOwner(mgr.GetClient(), name),
+			APIReader:               mgr.GetAPIReader(),
+			Recorder:                mgr.GetEventRecorder("etcdcluster-controller"),
+			ClusterWide:             *clusterWide,
+			MaxConcurrentReconciles: *concurrency,
+			Dial:                    etcd.NewDialer(*dialTimeout),
+			RequestTimeout:          *requestTimeout,
+			ProxyEnv:                proxy.ReadProxyVarsFromEnv(),
 		}).SetupWithManager(mgr)
 		if err != nil {
 			return err
 		}
 		return upgradeable.SetupWithManager(mgr)
-	})
+	}, etcdcluster.CacheOptions)
 }

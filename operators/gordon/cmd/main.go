@@ -9,6 +9,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
 	"github.com/quintet-operators/quintet/operators/gordon/internal/controller/gordon"
@@ -27,7 +28,7 @@ func main() {
 
 	manager.Run("gordon", flags, scheme, func(mgr ctrl.Manager) error {
 		return (&gordon.Reconciler{
-			Client:                  mgr.GetClient(),
+			Client:                  client.WithFieldOwner(mgr.GetClient(), "gordon"),
 			Recorder:                mgr.GetEventRecorder("gordon-controller"),
 			MaxConcurrentReconciles: *concurrency,
 			ProxyEnv:                proxy.ReadProxyVarsFromEnv(),

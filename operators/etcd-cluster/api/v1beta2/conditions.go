@@ -31,6 +31,11 @@ const (
 	ReasonEvenSize             = "EvenSize"
 	ReasonAsExpected           = "AsExpected"
 	ReasonUnsafeMembershipSkip = "UnsafeMembershipChangeRefused"
+	// ReasonObjectNotOwned: an object the cluster needs (Service, ConfigMap, StatefulSet, ...)
+	// exists under its name but the cluster does not control it; the operator leaves it alone.
+	ReasonObjectNotOwned = "ObjectNotOwned"
+	// ReasonObjectRejected: the API server rejects an object built from the spec as invalid.
+	ReasonObjectRejected = "ObjectRejected"
 )
 
 // Labels and annotations of the CoreOS etcd operator, kept so existing tooling works.

@@ -57,21 +57,29 @@ var ErrLearnerNotReady = errors.New("learner is not yet in sync with the leader"
 // check): a member joined or was promoted less than etcd's health interval (5 s) ago.
 var ErrNotYetSafe = errors.New("etcd refuses membership changes until every member has been connected for a few seconds")
 
-// dialTimeout bounds connecting; requests are bounded by the caller's context.
-const dialTimeout = 3 * time.Second
+// DefaultDialTimeout bounds connecting when the operator is not told otherwise; requests
+// are bounded by the caller's context.
+const DefaultDialTimeout = 3 * time.Second
 
-// New dials the cluster with the official client.
+// New dials the cluster with the official client, within DefaultDialTimeout.
 func New(ctx context.Context, endpoints []string) (Client, error) {
-	c, err := clientv3.New(clientv3.Config{
-		Endpoints:   endpoints,
-		DialTimeout: dialTimeout,
-		Context:     ctx,
-		Logger:      zap.NewNop(),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("connecting to etcd at %v: %w", endpoints, err)
+	return NewDialer(DefaultDialTimeout)(ctx, endpoints)
+}
+
+// NewDialer dials with the official client, giving up on connecting after dialTimeout.
+func NewDialer(dialTimeout time.Duration) Dialer {
+	return func(ctx context.Context, endpoints []string) (Client, error) {
+		c, err := clientv3.New(clientv3.Config{
+			Endpoints:   endpoints,
+			DialTimeout: dialTimeout,
+			Context:     ctx,
+			Logger:      zap.NewNop(),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("connecting to etcd at %v: %w", endpoints, err)
+		}
+		return &client{c: c}, nil
 	}
-	return &client{c: c}, nil
 }
 
 type client struct {

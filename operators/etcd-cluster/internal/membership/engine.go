@@ -38,7 +38,7 @@ type Engine struct {
 	Dial    etcd.Dialer
 	Runtime Runtime
 	Addr    Addresses
-	// RequestTimeout bounds each etcd request; 3 s when zero.
+	// RequestTimeout bounds each etcd request; DefaultRequestTimeout when zero.
 	RequestTimeout time.Duration
 }
 
@@ -67,8 +67,11 @@ func (e *Engine) timeout() time.Duration {
 	if e.RequestTimeout > 0 {
 		return e.RequestTimeout
 	}
-	return 3 * time.Second
+	return DefaultRequestTimeout
 }
+
+// DefaultRequestTimeout bounds an etcd request when the operator is not told otherwise.
+const DefaultRequestTimeout = 3 * time.Second
 
 // Observe reads the membership and each member's health through the cluster API.
 func (e *Engine) Observe(ctx context.Context) (Report, error) {

@@ -9,78 +9,146 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 )
 
+// notOwnedError: an object the cluster needs exists, but the cluster does not control it.
+// The operator neither adopts nor overwrites it; the user deletes or renames it.
+type notOwnedError struct {
+	kind, name string
+	controller string // who controls it, if anyone
+}
+
+func (e *notOwnedError) Error() string {
+	return fmt.Sprintf("%s %s already exists and %s: the operator neither adopts nor overwrites it; delete or rename it",
+		e.kind, e.name, e.controller)
+}
+
 // ensure creates desired, controller-owned by c, or brings the fields the operator manages
-// up to date. It writes nothing when they already match (server defaults are not a change).
+// up to date. It writes nothing when they already match (server defaults are not a change),
+// logs one line per write, and refuses (notOwnedError) an object of that name c does not control.
 func (r *Reconciler) ensure(ctx context.Context, c *v1beta2.EtcdCluster, desired client.Object) error {
+	gvk, err := r.GroupVersionKindFor(desired)
+	if err != nil {
+		return err
+	}
+	kind := gvk.Kind
 	if err := controllerutil.SetControllerReference(c, desired, r.Scheme()); err != nil {
 		return err
 	}
+	log := ctrl.LoggerFrom(ctx).WithValues(kind, klog.KObj(desired))
 	existing := desired.DeepCopyObject().(client.Object)
-	if err := r.Get(ctx, client.ObjectKeyFromObject(desired), existing); apierrors.IsNotFound(err) {
-		if err := r.Create(ctx, desired); err != nil {
-			return fmt.Errorf("creating %T %s: %w", desired, desired.GetName(), err)
+	err = r.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		log.Info("Creating " + kind)
+		err := r.Create(ctx, desired)
+		if apierrors.IsAlreadyExists(err) {
+			return r.alreadyExists(ctx, c, kind, desired)
 		}
-		return nil
-	} else if err != nil {
+		return writeError("creating", kind, desired, err)
+	case err != nil:
+		return err
+	case !metav1.IsControlledBy(existing, c):
+		return &notOwnedError{kind: kind, name: desired.GetName(), controller: controlledBy(existing)}
+	}
+	changed, err := copyManagedFields(desired, existing)
+	if err != nil || !changed {
 		return err
 	}
-	if !copyManagedFields(desired, existing) {
+	log.Info("Updating " + kind)
+	return writeError("updating", kind, existing, r.Update(ctx, existing))
+}
+
+// alreadyExists explains a create refused because the name is taken: the cache holds only
+// objects labelled for a cluster, so either it has not yet seen what the last pass created
+// (retry), or the object is someone else's (refuse). The API server, not the cache, decides.
+func (r *Reconciler) alreadyExists(ctx context.Context, c *v1beta2.EtcdCluster, kind string, desired client.Object) error {
+	live := desired.DeepCopyObject().(client.Object)
+	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(desired), live); err != nil {
+		return fmt.Errorf("reading %s %s: %w", kind, desired.GetName(), err)
+	}
+	if metav1.IsControlledBy(live, c) {
+		return fmt.Errorf("%s %s is not yet in the cache", kind, desired.GetName())
+	}
+	return &notOwnedError{kind: kind, name: desired.GetName(), controller: controlledBy(live)}
+}
+
+// controlledBy says who controls obj, for notOwnedError.
+func controlledBy(obj client.Object) string {
+	if ref := metav1.GetControllerOf(obj); ref != nil {
+		return fmt.Sprintf("is controlled by %s %s (uid %s)", ref.Kind, ref.Name, ref.UID)
+	}
+	return "is controlled by no EtcdCluster"
+}
+
+// writeError wraps a failed write. The API server's Invalid is terminal: the object is built
+// from the spec, so the same spec fails again; the cluster waits in Degraded for a new spec.
+func writeError(verb, kind string, obj client.Object, err error) error {
+	if err == nil {
 		return nil
 	}
-	if err := r.Update(ctx, existing); err != nil {
-		return fmt.Errorf("updating %T %s: %w", existing, existing.GetName(), err)
+	err = fmt.Errorf("%s %s %s: %w", verb, kind, obj.GetName(), err)
+	if apierrors.IsInvalid(err) {
+		return reconcile.TerminalError(err)
 	}
-	return nil
+	return err
 }
 
 // copyManagedFields copies what the operator manages from desired into existing, and
-// reports whether that changed anything. Immutable fields are left alone.
-func copyManagedFields(desired, existing client.Object) bool {
+// reports whether that changed anything. Immutable fields are left alone. DeepDerivative
+// skips unset strings, pointers, slices and maps of desired, but not unset numbers: desired
+// objects set every number the API server would default (a probe's timeout, ...).
+func copyManagedFields(desired, existing client.Object) (bool, error) {
 	derivative := equality.Semantic.DeepDerivative
 	switch d := desired.(type) {
 	case *corev1.Service:
 		e := existing.(*corev1.Service)
 		if derivative(d.Spec.Ports, e.Spec.Ports) && derivative(d.Spec.Selector, e.Spec.Selector) &&
 			d.Spec.PublishNotReadyAddresses == e.Spec.PublishNotReadyAddresses {
-			return false
+			return false, nil
 		}
 		e.Spec.Ports, e.Spec.Selector, e.Spec.PublishNotReadyAddresses = d.Spec.Ports, d.Spec.Selector, d.Spec.PublishNotReadyAddresses
 	case *corev1.ConfigMap:
 		e := existing.(*corev1.ConfigMap)
 		if equality.Semantic.DeepEqual(d.Data, e.Data) {
-			return false
+			return false, nil
 		}
 		e.Data = d.Data
 	case *policyv1.PodDisruptionBudget:
 		e := existing.(*policyv1.PodDisruptionBudget)
 		if derivative(d.Spec, e.Spec) {
-			return false
+			return false, nil
 		}
 		e.Spec.MaxUnavailable, e.Spec.MinAvailable = d.Spec.MaxUnavailable, d.Spec.MinAvailable
 	case *appsv1.StatefulSet:
 		e := existing.(*appsv1.StatefulSet)
 		if derivative(d.Spec.Replicas, e.Spec.Replicas) && derivative(d.Spec.Template, e.Spec.Template) &&
 			clearableFieldsEqual(&d.Spec.Template, &e.Spec.Template) {
-			return false
+			return false, nil
 		}
 		e.Spec.Replicas, e.Spec.Template = d.Spec.Replicas, d.Spec.Template
 	default:
-		panic(fmt.Sprintf("ensure: no managed fields for %T", desired))
+		return false, fmt.Errorf("ensure: the operator manages no fields of %T", desired)
 	}
-	return true
+	return true, nil
 }
 
 // clearableFieldsEqual compares the template fields the spec may set and later clear:
 // DeepDerivative skips what desired leaves unset, so a removed etcd flag, toleration or
 // limit would otherwise never leave the StatefulSet. (Semantic equality treats nil and
-// empty alike.)
+// empty alike.) A template without its container is not equal: the update restores it.
 func clearableFieldsEqual(d, e *corev1.PodTemplateSpec) bool {
+	if len(d.Spec.Containers) == 0 || len(e.Spec.Containers) == 0 {
+		return len(d.Spec.Containers) == len(e.Spec.Containers)
+	}
 	eq := equality.Semantic.DeepEqual
 	dc, ec := d.Spec.Containers[0], e.Spec.Containers[0]
 	return eq(dc.Args, ec.Args) && eq(dc.Resources, ec.Resources) &&

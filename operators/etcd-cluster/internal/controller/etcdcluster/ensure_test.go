@@ -24,7 +24,7 @@ func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
 	without.Spec.Pod = nil
 
 	existing := statefulSet(withPolicy, 3, "3.6.8", nil)
-	if !copyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing) {
+	if changed, err := copyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing); err != nil || !changed {
 		t.Fatal("clearing the pod policy must update the StatefulSet")
 	}
 	pod := existing.Spec.Template.Spec
@@ -32,7 +32,7 @@ func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
 		t.Fatalf("policy fields left behind: args %v, nodeSelector %v, tolerations %v, limits %v",
 			pod.Containers[0].Args, pod.NodeSelector, pod.Tolerations, pod.Containers[0].Resources.Limits)
 	}
-	if copyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing) {
+	if changed, _ := copyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing); changed {
 		t.Fatal("an unchanged StatefulSet must not be written again")
 	}
 }
@@ -49,5 +49,20 @@ func TestMembersGetTheProxySettingsOLMGaveTheManager(t *testing.T) {
 	}
 	if without := statefulSet(c, 3, "3.6.8", nil).Spec.Template.Spec.Containers[0].Env; len(without) != len(env)-1 {
 		t.Errorf("without proxy settings: %v", without)
+	}
+}
+
+func TestCopyManagedFieldsRefusesWhatItDoesNotManageWithoutPanicking(t *testing.T) {
+	if _, err := copyManagedFields(&corev1.Secret{}, &corev1.Secret{}); err == nil {
+		t.Fatal("a kind the operator does not manage must be an error")
+	}
+	c := &v1beta2.EtcdCluster{
+		ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "default"},
+		Spec:       v1beta2.EtcdClusterSpec{Size: 3, Version: "3.6.8", Repository: "etcd"},
+	}
+	emptied := statefulSet(c, 3, "3.6.8", nil)
+	emptied.Spec.Template.Spec.Containers = nil // edited by hand: the update restores the member container
+	if changed, err := copyManagedFields(statefulSet(c, 3, "3.6.8", nil), emptied); err != nil || !changed {
+		t.Fatalf("changed %v, err %v: a StatefulSet without its container must be restored", changed, err)
 	}
 }

@@ -5,21 +5,29 @@ package etcdcluster
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
+	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -34,17 +42,27 @@ const (
 // Reconciler runs etcd clusters.
 type Reconciler struct {
 	client.Client
-	Recorder recorder.EventRecorder
+	// APIReader reads from the API server, not the cache (which holds only the objects labelled
+	// for a cluster): it tells an object of someone else's from one the cache has not seen yet.
+	// The Client when nil.
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
 	// ClusterWide: act only on clusters annotated etcd.database.coreos.com/scope=clusterwide
 	// (in any namespace). Otherwise act only on clusters without that annotation.
 	ClusterWide bool
+	// MaxConcurrentReconciles bounds how many clusters are reconciled at once; 1 when zero.
+	MaxConcurrentReconciles int
 	// Dial opens etcd clients; etcd.New when nil.
 	Dial etcd.Dialer
+	// RequestTimeout bounds each etcd request; membership.DefaultRequestTimeout when zero.
+	RequestTimeout time.Duration
 	// Addresses is the address scheme of members; DNSAddresses when nil.
 	Addresses func(*v1beta2.EtcdCluster) membership.Addresses
 	// ProxyEnv are the cluster's proxy settings OLM gives the manager (HTTP_PROXY, HTTPS_PROXY,
 	// NO_PROXY), passed on to every member.
 	ProxyEnv []corev1.EnvVar
+
+	degraded conditions.Transitions
 }
 
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters,verbs=get;list;watch
@@ -60,6 +78,9 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	c := &v1beta2.EtcdCluster{}
 	if err := r.Get(ctx, req.NamespacedName, c); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.degraded.Forget(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !r.manages(c) || !c.DeletionTimestamp.IsZero() {
@@ -78,15 +99,25 @@ func (r *Reconciler) manages(c *v1beta2.EtcdCluster) bool {
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster) (ctrl.Result, error) {
+	before := conditions.Snapshot(c)
+	defer r.degraded.RecordDegraded(r.Recorder, c, before, v1beta2.DegradedCondition)
 	r.warnEvenSize(c)
 	version, upgradeErr := imageVersion(c)
 	engine := r.engine(c, version)
 	step, report, err := r.reconcileMembers(ctx, c, engine, version)
-	if err != nil {
-		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1beta2.DegradedCondition, string(step.Action), "%v", err)
+	var notOwned *notOwnedError
+	switch {
+	case errors.As(err, &notOwned):
+		// Waits for the user, who may delete the object at any time: look again now and then.
+		setBlocked(c, v1beta2.ReasonObjectNotOwned, notOwned.Error())
+		return ctrl.Result{RequeueAfter: requeueStable}, nil
+	case errors.Is(err, reconcile.TerminalError(nil)):
+		setBlocked(c, v1beta2.ReasonObjectRejected, err.Error())
 		return ctrl.Result{}, err
+	case err != nil:
+		return ctrl.Result{}, err // retried with backoff; a passing failure changes no condition
 	}
-	r.recordStep(c, step)
+	r.recordStep(ctx, c, step)
 	setStatus(c, report, step, upgradeErr, r.addresses(c))
 	return ctrl.Result{RequeueAfter: requeueAfter(step, report)}, nil
 }
@@ -125,7 +156,15 @@ func (r *Reconciler) engine(c *v1beta2.EtcdCluster, version string) *membership.
 	if dial == nil {
 		dial = etcd.New
 	}
-	return &membership.Engine{Dial: dial, Addr: r.addresses(c), Runtime: &statefulSetRuntime{r: r, c: c, version: version}}
+	return &membership.Engine{Dial: dial, Addr: r.addresses(c), RequestTimeout: r.RequestTimeout,
+		Runtime: &statefulSetRuntime{r: r, c: c, version: version}}
+}
+
+func (r *Reconciler) apiReader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 func (r *Reconciler) addresses(c *v1beta2.EtcdCluster) membership.Addresses {
@@ -151,13 +190,13 @@ func (r *Reconciler) warnEvenSize(c *v1beta2.EtcdCluster) {
 	}
 }
 
-// recordStep emits an Event for each membership change.
-func (r *Reconciler) recordStep(c *v1beta2.EtcdCluster, step membership.Step) {
+// recordStep logs and emits an Event for each membership change; a refused change is
+// reported once, through the Degraded condition's Event.
+func (r *Reconciler) recordStep(ctx context.Context, c *v1beta2.EtcdCluster, step membership.Step) {
 	switch step.Action {
 	case membership.ActionBootstrap, membership.ActionAdd, membership.ActionPromote, membership.ActionRemove, membership.ActionReplace:
+		ctrl.LoggerFrom(ctx).Info("Changing membership", "action", step.Action, "member", step.Ordinal, "reason", step.Reason)
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, string(step.Action), string(step.Action), "Member %d: %s", step.Ordinal, step.Reason)
-	case membership.ActionRefuse:
-		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1beta2.ReasonUnsafeMembershipSkip, "Refuse", "%s", step.Reason)
 	}
 }
 
@@ -188,6 +227,27 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named(name).
 		Complete(r)
 }
+
+// CacheOptions narrows the manager's cache of the kinds a cluster owns to objects labelled
+// etcd_cluster (every object the operator makes, and the claims of its StatefulSets), so
+// its memory follows the etcd clusters, not every Pod, ConfigMap or Service in the cluster.
+func CacheOptions(o *ctrl.Options) {
+	selector := labels.NewSelector().Add(*clusterLabelExists)
+	o.Cache.ByObject = map[client.Object]cache.ByObject{}
+	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.PersistentVolumeClaim{}, &corev1.ConfigMap{},
+		&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}} {
+		o.Cache.ByObject[obj] = cache.ByObject{Label: selector}
+	}
+}
+
+var clusterLabelExists = func() *labels.Requirement {
+	r, err := labels.NewRequirement(v1beta2.ClusterLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err) // a constant label key: checked by the tests
+	}
+	return r
+}()

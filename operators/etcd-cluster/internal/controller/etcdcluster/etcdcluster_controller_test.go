@@ -2,8 +2,11 @@ package etcdcluster
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,8 +14,11 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -90,32 +96,184 @@ func TestEtcdClusterCreatesItsObjectsAndSaysMembersAreUnreachable(t *testing.T) 
 	}, timeout, tick).Should(Succeed())
 }
 
+// writers are the field managers that wrote obj (its spec, metadata or status).
+func writers(g Gomega, obj client.Object) []string {
+	get(g, obj)
+	var names []string
+	for _, f := range obj.GetManagedFields() {
+		if !slices.Contains(names, f.Manager) {
+			names = append(names, f.Manager)
+		}
+	}
+	return names
+}
+
 func TestEtcdClusterScopeFollowsTheCoreOSOperator(t *testing.T) {
 	g := NewWithT(t)
-	// The same name in two namespaces: one plain, one annotated clusterwide. Each is handled
-	// by exactly one of the two operators, and their objects stay apart.
+	// The same name in two namespaces: one plain, one annotated clusterwide, and both
+	// managers running. Each cluster is written by exactly one of them: its objects and its
+	// status name only that manager (managedFields), never the other.
 	plainNS, wideNS := newNamespace(t), newNamespace(t)
 	plain := applySample(t, "etcd_v1beta2_etcdcluster.yaml", plainNS)
 	wide := applySample(t, "etcd_v1beta2_etcdcluster_clusterwide.yaml", wideNS)
-	for _, c := range []*v1beta2.EtcdCluster{plain, wide} {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: c.Name + "-members", Namespace: c.Namespace}}
-		g.Eventually(func(g Gomega) { get(g, cm) }, timeout, tick).Should(Succeed())
-		g.Expect(cm.Data[envInitialCluster]).To(ContainSubstring("." + c.Namespace + ".svc"))
-		g.Expect(metav1.IsControlledBy(cm, c)).To(BeTrue())
+	for _, tc := range []struct {
+		cluster      *v1beta2.EtcdCluster
+		owner, other string
+	}{{plain, fieldOwners[false], fieldOwners[true]}, {wide, fieldOwners[true], fieldOwners[false]}} {
+		c := tc.cluster
+		g.Eventually(func(g Gomega) {
+			get(g, c)
+			g.Expect(c.Status.ObservedGeneration).To(Equal(c.Generation))
+			g.Expect(c.Status.Phase).To(Equal(v1beta2.PhaseCreating))
+		}, timeout, tick).Should(Succeed())
+		for _, obj := range []client.Object{
+			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: c.Name + "-members", Namespace: c.Namespace}},
+			&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: c.Name + "-client", Namespace: c.Namespace}},
+		} {
+			g.Eventually(func(g Gomega) { g.Expect(writers(g, obj)).To(ConsistOf(tc.owner)) }, timeout, tick).Should(Succeed())
+			g.Expect(metav1.IsControlledBy(obj, c)).To(BeTrue())
+		}
+		g.Expect(writers(g, c)).To(ContainElement(tc.owner), "its manager writes the status")
+		// Passes keep coming (requeues, a poke); the other manager still never writes.
+		poke(g, c, "scope")
+		g.Consistently(func(g Gomega) { g.Expect(writers(g, c)).NotTo(ContainElement(tc.other)) }, 2*time.Second, tick).Should(Succeed())
 	}
-	// Each cluster's operator writes its status; with both managers running a wrong scope
-	// rule would make them fight, which shows as a status written for a cluster out of scope:
-	// here, the namespaced manager must never touch the annotated cluster and vice versa.
+}
+
+// poke changes an annotation of c: a pass of its controller with nothing to do.
+func poke(g Gomega, c *v1beta2.EtcdCluster, value string) {
+	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"metadata":{"annotations":{"test/poke":%q}}}`, value))
+	g.Expect(env.Client.Patch(context.Background(), c, patch)).To(Succeed())
+}
+
+func TestEtcdClusterCachesOnlyTheObjectsOfClusters(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := applySample(t, "etcd_v1beta2_etcdcluster.yaml", ns)
+	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses", Namespace: ns}}
+	g.Expect(env.Client.Create(ctx, foreign)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses", Namespace: ns},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}}}})).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		get(g, wide)
-		g.Expect(wide.Status.ObservedGeneration).To(Equal(wide.Generation))
+		list := &corev1.ConfigMapList{}
+		g.Expect(cached.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		g.Expect(list.Items).To(HaveLen(1))
+		g.Expect(list.Items[0].Name).To(Equal(c.Name + "-members"))
 	}, timeout, tick).Should(Succeed())
-	scope := &Reconciler{ClusterWide: false}
-	g.Expect(scope.manages(plain)).To(BeTrue())
-	g.Expect(scope.manages(wide)).To(BeFalse())
-	scope.ClusterWide = true
-	g.Expect(scope.manages(plain)).To(BeFalse())
-	g.Expect(scope.manages(wide)).To(BeTrue())
+	pods := &corev1.PodList{}
+	g.Expect(cached.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
+	g.Expect(pods.Items).To(BeEmpty(), "a pod that is not a member stays out of the cache")
+}
+
+func TestEtcdClusterNeitherAdoptsNorOverwritesAnObjectItDoesNotControl(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	// Someone's Service under the name of the cluster's client Service; no labels, no owner.
+	taken := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "example-etcd-cluster-client", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}
+	g.Expect(env.Client.Create(ctx, taken)).To(Succeed())
+	c := applySample(t, "etcd_v1beta2_etcdcluster.yaml", ns)
+	g.Eventually(func(g Gomega) {
+		get(g, c)
+		degraded := conditions.Get(c, v1beta2.DegradedCondition)
+		g.Expect(degraded).NotTo(BeNil())
+		g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(degraded.Reason).To(Equal(v1beta2.ReasonObjectNotOwned))
+		g.Expect(degraded.Message).To(ContainSubstring("Service example-etcd-cluster-client already exists"))
+		g.Expect(conditions.Get(c, v1beta2.ReadyCondition).Reason).To(Equal(v1beta2.ReasonObjectNotOwned))
+	}, timeout, tick).Should(Succeed())
+	poke(g, c, "1")
+	g.Consistently(func(g Gomega) {
+		get(g, taken)
+		g.Expect(taken.OwnerReferences).To(BeEmpty(), "not adopted")
+		g.Expect(taken.Spec.Ports).To(HaveLen(1))
+		g.Expect(taken.Spec.Ports[0].Port).To(BeEquivalentTo(80), "not overwritten")
+	}, 2*time.Second, tick).Should(Succeed())
+	g.Expect(events.Emitted(c, v1beta2.ReasonObjectNotOwned)).To(Equal(1), "one Warning, not one per pass")
+
+	// Labelled for the cluster but controlled by nothing: still not adopted.
+	g.Expect(env.Client.Delete(ctx, taken)).To(Succeed())
+	members := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-members", Namespace: ns,
+		Labels: map[string]string{v1beta2.ClusterLabel: "other"}}}
+	g.Expect(env.Client.Create(ctx, members)).To(Succeed())
+	other := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: ns}}
+	g.Expect(env.Client.Create(ctx, other)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		get(g, other)
+		degraded := conditions.Get(other, v1beta2.DegradedCondition)
+		g.Expect(degraded).NotTo(BeNil())
+		g.Expect(degraded.Reason).To(Equal(v1beta2.ReasonObjectNotOwned))
+		g.Expect(degraded.Message).To(ContainSubstring("ConfigMap other-members already exists and is controlled by no EtcdCluster"))
+	}, timeout, tick).Should(Succeed())
+
+	// Once the name is free, the next pass creates the cluster's own object.
+	poke(g, c, "2")
+	g.Eventually(func(g Gomega) {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "example-etcd-cluster-client", Namespace: ns}}
+		get(g, svc)
+		g.Expect(metav1.IsControlledBy(svc, c)).To(BeTrue())
+	}, timeout, tick).Should(Succeed())
+}
+
+func TestEtcdClusterWhoseStatefulSetTheAPIRejectsIsDegradedOnceAndNotRetried(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	// Requests above limits: the CRD lets it through, the StatefulSet API refuses it.
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "invalid", Namespace: ns}}
+	c.Spec.Pod = &v1beta2.PodPolicy{Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+	}}
+	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		get(g, c)
+		degraded := conditions.Get(c, v1beta2.DegradedCondition)
+		g.Expect(degraded).NotTo(BeNil())
+		g.Expect(degraded.Reason).To(Equal(v1beta2.ReasonObjectRejected))
+		g.Expect(degraded.Message).To(ContainSubstring("must be less than or equal to cpu limit"))
+	}, timeout, tick).Should(Succeed())
+	attempts := writes.Creates(ns)
+	g.Consistently(func() int { return writes.Creates(ns) }, 3*time.Second, tick).Should(Equal(attempts), "terminal: not retried")
+	g.Expect(events.Emitted(c, v1beta2.ReasonObjectRejected)).To(Equal(1))
+}
+
+func TestEtcdClusterMakesNoWritesAndLogsNothingInSteadyState(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "steady", Namespace: ns}}
+	c.Spec.Size = 1
+	runLoopbackMember(t, c)
+	// The volume the StatefulSet would have made for member 0: without it the member is lost.
+	g.Expect(env.Client.Create(ctx, &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data-steady-0", Namespace: ns, Labels: selectorLabels(c)},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+	})).To(Succeed())
+	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		get(g, c)
+		g.Expect(conditions.IsTrue(c, v1beta2.ReadyCondition)).To(BeTrue(), "%+v", c.Status.Conditions)
+		g.Expect(c.Status.ReadyMembers).To(BeEquivalentTo(1))
+	}, timeout, tick).Should(Succeed())
+	g.Expect(logs.Since(0, ns, "Creating StatefulSet")).To(HaveLen(1), "each write is logged once")
+
+	time.Sleep(time.Second) // let the passes the last writes triggered finish
+	before, mark := writes.Writes(), logs.Len()
+	for i := range 5 {
+		poke(g, c, strconv.Itoa(i))
+		_, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)})
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	time.Sleep(time.Second)
+	g.Expect(writes.Writes()-before).To(BeZero(), "a Ready cluster whose spec did not change is not written")
+	g.Expect(logs.Since(mark, ns)).To(BeEmpty(), "an idle pass logs nothing")
+	get(g, c)
+	g.Expect(conditions.IsTrue(c, v1beta2.ReadyCondition)).To(BeTrue())
 }
 
 func TestPausedEtcdClusterIsOnlyObserved(t *testing.T) {

@@ -36,6 +36,14 @@ func setStatus(c *v1beta2.EtcdCluster, rep membership.Report, step membership.St
 	setConditions(c, rep.Observed, n, step, upgradeErr, addr)
 }
 
+// setBlocked reports a pass that could not get the cluster's objects in place: Degraded and
+// not Ready, for the reason given; what is known of the members is left as it was.
+func setBlocked(c *v1beta2.EtcdCluster, reason, message string) {
+	c.Status.ObservedGeneration = c.Generation
+	conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, reason, message)
+	conditions.Set(c, v1beta2.ReadyCondition, metav1.ConditionFalse, reason, message)
+}
+
 // setMembers records the members, leader and versions, and counts the members.
 func setMembers(c *v1beta2.EtcdCluster, rep membership.Report, addr membership.Addresses) memberCounts {
 	o := rep.Observed

@@ -39,7 +39,7 @@ func selectorLabels(c *v1beta2.EtcdCluster) map[string]string {
 	return map[string]string{v1beta2.ClusterLabel: c.Name, "app": appName}
 }
 
-func labels(c *v1beta2.EtcdCluster) map[string]string {
+func objectLabels(c *v1beta2.EtcdCluster) map[string]string {
 	l := selectorLabels(c)
 	l["app.kubernetes.io/name"] = appName
 	l["app.kubernetes.io/instance"] = c.Name
@@ -48,7 +48,7 @@ func labels(c *v1beta2.EtcdCluster) map[string]string {
 }
 
 func objectMeta(c *v1beta2.EtcdCluster, name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c)}
+	return metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: objectLabels(c)}
 }
 
 // dnsAddresses names members by pod and reaches them through the peer Service's DNS.
@@ -153,8 +153,10 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 			{Name: peerName, ContainerPort: peerPort},
 		},
 		ReadinessProbe: &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromString(clientName)}},
-			PeriodSeconds: 5, FailureThreshold: 3,
+			ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/health", Port: intstr.FromString(clientName)}},
+			// Every number set, defaults too: an unset one would differ from the server's
+			// default on every comparison (copyManagedFields) and update the StatefulSet each pass.
+			PeriodSeconds: 5, FailureThreshold: 3, TimeoutSeconds: 1, SuccessThreshold: 1,
 		},
 		Resources:    policy.Resources,
 		VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: dataMount}},
@@ -177,7 +179,7 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 				WhenScaled: appsv1.DeletePersistentVolumeClaimRetentionPolicyType, WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
 			},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels(c)},
+				ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(c)},
 				Spec: corev1.PodSpec{
 					AutomountServiceAccountToken: ptr.To(false),
 					NodeSelector:                 policy.NodeSelector,

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
@@ -59,6 +60,7 @@ func (s *statefulSetRuntime) Wipe(ctx context.Context, ordinal int, initialClust
 	pod := fmt.Sprintf("%s-%d", s.c.Name, ordinal)
 	pvc := &corev1.PersistentVolumeClaim{}
 	pvc.Name, pvc.Namespace = "data-"+pod, s.c.Namespace
+	ctrl.LoggerFrom(ctx).Info("Deleting the pod and volume of a lost member", "pod", pod, "persistentVolumeClaim", pvc.Name)
 	if err := s.r.Delete(ctx, pvc); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting the volume of %s: %w", pod, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
+	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -32,6 +33,7 @@ type Reconciler struct {
 	ProxyEnv []corev1.EnvVar
 
 	expectations *expectations
+	degraded     conditions.Transitions
 }
 
 // +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons,verbs=get;list;watch
@@ -46,6 +48,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Get(ctx, req.NamespacedName, g); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.expectations.forget(req.String())
+			r.degraded.Forget(req.Namespace, req.Name)
 			forgetPodMetrics(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -66,6 +69,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *v1.Gordon) error {
 		return err
 	}
 	active, terminated := classifyPods(pods)
+	before := conditions.Snapshot(g)
 	res := syncResult{deleteErr: r.removeTerminatedPods(ctx, g, terminated)}
 	// Until the cache shows the last pass's creations and deletions, counting pods would
 	// count wrong: wait for the pod events instead.
@@ -73,6 +77,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *v1.Gordon) error {
 		r.scale(ctx, g, active, &res)
 	}
 	setStatus(g, active, res)
+	r.degraded.RecordDegraded(r.Recorder, g, before, v1.DegradedCondition)
 	recordPodMetrics(g.Namespace, g.Name, g.Status.Replicas, g.Status.ReadyReplicas)
 	return kerrors.NewAggregate([]error{res.createErr, res.deleteErr})
 }

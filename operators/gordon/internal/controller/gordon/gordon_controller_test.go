@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -212,21 +213,23 @@ func TestGordonNeverRunsMorePodsThanDesiredUnderEventBursts(t *testing.T) {
 	g.Eventually(count, timeout, tick).Should(Equal(replicas))
 	g.Consistently(count, 3*time.Second, tick).Should(Equal(replicas))
 	// Not only the end state: the controller never created a pod too many on the way.
-	g.Expect(writes.podsCreated(gordon.Namespace)).To(Equal(replicas))
+	g.Expect(writes.Creates(gordon.Namespace)).To(Equal(replicas))
 }
 
-func TestGordonMakesNoWritesInSteadyState(t *testing.T) {
+func TestGordonMakesNoWritesAndLogsNothingInSteadyState(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	before := writes.n.Load()
-	gordon := newGordon(t, newNamespace(t), 2)
+	before := writes.Writes()
+	ns := newNamespace(t)
+	gordon := newGordon(t, ns, 2)
 	runPods(g, waitForPods(t, gordon, 2))
 	waitReady(t, gordon, 2)
-	g.Expect(writes.n.Load()-before).To(BeNumerically(">=", 3), "creating two pods and the status must count as writes")
+	g.Expect(writes.Writes()-before).To(BeNumerically(">=", 3), "creating two pods and the status must count as writes")
+	g.Expect(logs.Since(0, ns, "Creating pods")).NotTo(BeEmpty(), "a change is logged")
 
 	// Let in-flight reconciles of the pod updates finish, then measure.
 	time.Sleep(time.Second)
-	before = writes.n.Load()
+	before, mark := writes.Writes(), logs.Len()
 	for i := range 5 {
 		patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{"poke":"%d"}}}`, i))
 		g.Expect(env.Client.Patch(ctx, gordon, patch)).To(Succeed())
@@ -234,7 +237,45 @@ func TestGordonMakesNoWritesInSteadyState(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 	time.Sleep(time.Second)
-	g.Expect(writes.n.Load() - before).To(BeZero())
+	g.Expect(writes.Writes() - before).To(BeZero())
+	g.Expect(logs.Since(mark, ns)).To(BeEmpty(), "an idle pass logs nothing")
+}
+
+func TestGordonWhosePodsTheAPIRejectsIsDegradedOnceAndNotRetried(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	// Requests above limits: the CRD lets it through, the pod API refuses every such pod.
+	gordon := &v1.Gordon{ObjectMeta: metav1.ObjectMeta{Name: "invalid", Namespace: ns}}
+	gordon.Spec.Gordon.Replicas = ptr.To[int32](3)
+	gordon.Spec.Gordon.Resources = &corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+	}
+	g.Expect(env.Client.Create(ctx, gordon)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(gordon), gordon)).To(Succeed())
+		degraded := conditions.Get(gordon, v1.DegradedCondition)
+		g.Expect(degraded).NotTo(BeNil())
+		g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
+		g.Expect(degraded.Reason).To(Equal(v1.ReasonPodCreateFailed))
+		g.Expect(degraded.Message).To(ContainSubstring("must be less than or equal to cpu limit"))
+	}, timeout, tick).Should(Succeed())
+
+	// Terminal: no retry loop against the API server, one Warning Event for the failure.
+	time.Sleep(time.Second) // the pass the status write triggers
+	attempts := writes.Creates(ns)
+	g.Consistently(func() int { return writes.Creates(ns) }, 3*time.Second, tick).Should(Equal(attempts))
+	g.Expect(attempts).To(BeNumerically("<=", 2), "one create per pass: the first pass and the one its status write triggers")
+	g.Expect(events.Emitted(gordon, v1.ReasonPodCreateFailed)).To(Equal(1))
+
+	// A fixed spec is retried at once and recovers.
+	gordon.Spec.Gordon.Resources = nil
+	g.Expect(env.Client.Update(ctx, gordon)).To(Succeed())
+	runPods(g, waitForPods(t, gordon, 3))
+	waitReady(t, gordon, 3)
+	g.Expect(conditions.Get(gordon, v1.DegradedCondition).Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(events.Emitted(gordon, v1.ReasonAsExpected)).To(Equal(1), "the recovery is an Event too")
 }
 
 func TestGordonRejectsBadInputAtAdmission(t *testing.T) {

@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
 )
@@ -22,10 +25,13 @@ func keyOf(g *v1.Gordon) string {
 
 // removeTerminatedPods deletes pods that succeeded or failed (evicted, crashed with
 // restartPolicy overridden, ...), so that scale replaces them and status lists live pods only.
+// A failure shows in the Degraded condition (and its Event, once), not in an Event per pass.
 func (r *Reconciler) removeTerminatedPods(ctx context.Context, g *v1.Gordon, terminated []corev1.Pod) error {
+	log := ctrl.LoggerFrom(ctx)
 	var errs []error
 	for i := range terminated {
 		p := &terminated[i]
+		log.Info("Deleting terminated pod", "pod", p.Name, "phase", p.Status.Phase, "reason", p.Status.Reason)
 		if err := r.Delete(ctx, p, client.Preconditions{UID: &p.UID}); client.IgnoreNotFound(err) != nil {
 			errs = append(errs, fmt.Errorf("deleting terminated pod %s: %w", p.Name, err))
 			continue
@@ -33,11 +39,7 @@ func (r *Reconciler) removeTerminatedPods(ctx context.Context, g *v1.Gordon, ter
 		r.Recorder.Eventf(g, p, corev1.EventTypeNormal, v1.EventPodReplaced, "Delete",
 			"Removed pod %s in phase %s (%s) to replace it", p.Name, p.Status.Phase, p.Status.Reason)
 	}
-	if err := errors.Join(errs...); err != nil {
-		r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, v1.ReasonPodDeleteFailed, "Delete", "%v", err)
-		return err
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // scale creates or deletes pods so that g has the desired number of active pods.
@@ -56,6 +58,7 @@ func (r *Reconciler) scale(ctx context.Context, g *v1.Gordon, active []corev1.Po
 // rather than n.
 func (r *Reconciler) createPods(ctx context.Context, g *v1.Gordon, n int) error {
 	key := keyOf(g)
+	ctrl.LoggerFrom(ctx).Info("Creating pods", "count", n)
 	r.expectations.expectCreations(key, n)
 	created, err := slowStart(n, func() error {
 		pod := newPod(g, r.ProxyEnv)
@@ -71,11 +74,31 @@ func (r *Reconciler) createPods(ctx context.Context, g *v1.Gordon, n int) error 
 	if created > 0 {
 		r.Recorder.Eventf(g, nil, corev1.EventTypeNormal, v1.EventScaled, "Create", "Created %d pods", created)
 	}
-	if err != nil {
-		r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, v1.ReasonPodCreateFailed, "Create", "Creating pods: %v", err)
-		return fmt.Errorf("creating pods: %w", err)
+	if err == nil {
+		return nil
 	}
-	return nil
+	failure := errors.New("creating pods: " + podErrorMessage(err))
+	if apierrors.IsInvalid(err) {
+		// A spec the CRD's validation let through (requests above limits, ...): retrying the
+		// same spec cannot succeed, so the Gordon waits in Degraded for its spec to change.
+		return reconcile.TerminalError(failure)
+	}
+	return failure
+}
+
+// podErrorMessage is the API server's message about a pod without the pod's generated name,
+// so that the same failure reads the same on every pass and the status is not rewritten
+// (and the Gordon not reconciled again) each time.
+func podErrorMessage(err error) string {
+	var apiStatus apierrors.APIStatus
+	if !errors.As(err, &apiStatus) {
+		return err.Error()
+	}
+	s := apiStatus.Status()
+	if s.Details != nil && s.Details.Name != "" {
+		return strings.ReplaceAll(s.Message, s.Details.Name, "<generated name>")
+	}
+	return s.Message
 }
 
 // slowStart calls fn count times, in parallel batches that double from 1, and stops after
@@ -111,6 +134,7 @@ func (r *Reconciler) deletePods(ctx context.Context, g *v1.Gordon, pods []corev1
 	for i := range pods {
 		names[i] = client.ObjectKeyFromObject(&pods[i]).String()
 	}
+	ctrl.LoggerFrom(ctx).Info("Deleting pods", "pods", names)
 	r.expectations.expectDeletions(key, names)
 	var errs []error
 	deleted := 0
@@ -130,9 +154,5 @@ func (r *Reconciler) deletePods(ctx context.Context, g *v1.Gordon, pods []corev1
 	if deleted > 0 {
 		r.Recorder.Eventf(g, nil, corev1.EventTypeNormal, v1.EventScaled, "Delete", "Deleted %d pods", deleted)
 	}
-	if err := errors.Join(errs...); err != nil {
-		r.Recorder.Eventf(g, nil, corev1.EventTypeWarning, v1.ReasonPodDeleteFailed, "Delete", "%v", err)
-		return err
-	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,7 +21,9 @@ import (
 var (
 	env        *testenv.Env
 	reconciler *Reconciler
-	writes     *writeCounter
+	writes     *testenv.WriteCounter
+	events     *testenv.EventCounter
+	logs       *testenv.LogRecorder
 )
 
 func TestMain(m *testing.M) {
@@ -42,13 +42,16 @@ func runSuite(m *testing.M) int {
 	}
 	defer func() { must(env.Stop()) }()
 
-	opts := ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}}
+	var logger logr.Logger
+	logs, logger = testenv.NewLogRecorder()
+	opts := ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger}
 	CacheOptions(&opts)
 	opts.Cache.NewInformer = newLaggingInformer
 	mgr, err := ctrl.NewManager(env.Config, opts)
 	must(err)
-	writes = &writeCounter{Client: mgr.GetClient(), podCreates: map[string]int{}}
-	reconciler = &Reconciler{Client: writes, Recorder: mgr.GetEventRecorder("gordon-test"), MaxConcurrentReconciles: 2}
+	writes = testenv.CountWrites(mgr.GetClient())
+	events = testenv.CountEvents(mgr.GetEventRecorder("gordon-test"))
+	reconciler = &Reconciler{Client: writes, Recorder: events, MaxConcurrentReconciles: 2}
 	must(reconciler.SetupWithManager(mgr))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
@@ -61,66 +64,6 @@ func must(err error) {
 	if err != nil {
 		panic(err)
 	}
-}
-
-// writeCounter counts the writes the controller makes through its client, and the pods it
-// creates per namespace.
-type writeCounter struct {
-	client.Client
-	n          atomic.Int64
-	mu         sync.Mutex
-	podCreates map[string]int
-}
-
-func (w *writeCounter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	w.n.Add(1)
-	if _, ok := obj.(*corev1.Pod); ok {
-		w.mu.Lock()
-		w.podCreates[obj.GetNamespace()]++
-		w.mu.Unlock()
-	}
-	return w.Client.Create(ctx, obj, opts...)
-}
-
-// podsCreated returns how many pods the controller created in namespace.
-func (w *writeCounter) podsCreated(namespace string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.podCreates[namespace]
-}
-
-func (w *writeCounter) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	w.n.Add(1)
-	return w.Client.Update(ctx, obj, opts...)
-}
-
-func (w *writeCounter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	w.n.Add(1)
-	return w.Client.Patch(ctx, obj, patch, opts...)
-}
-
-func (w *writeCounter) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	w.n.Add(1)
-	return w.Client.Delete(ctx, obj, opts...)
-}
-
-func (w *writeCounter) Status() client.SubResourceWriter {
-	return &statusWriteCounter{SubResourceWriter: w.Client.Status(), n: &w.n}
-}
-
-type statusWriteCounter struct {
-	client.SubResourceWriter
-	n *atomic.Int64
-}
-
-func (s *statusWriteCounter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	s.n.Add(1)
-	return s.SubResourceWriter.Update(ctx, obj, opts...)
-}
-
-func (s *statusWriteCounter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	s.n.Add(1)
-	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 func reconcileRequest(g *v1.Gordon) ctrl.Request {
