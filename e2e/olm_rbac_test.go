@@ -4,9 +4,12 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -87,6 +90,53 @@ func expectLeastPrivilege(ctx context.Context, namespace, serviceAccount string)
 	Expect(k8sClient.Create(ctx, review)).To(Succeed())
 	Expect(review.Status.Allowed).To(BeFalse(), "no Quintet operator reads secrets")
 }
+
+// expectCanI asks the API server, through the real kubectl, whether the service account may
+// verb resource where the flags say (-n <namespace>, --all-namespaces), as the account itself
+// (its user and groups), and expects the answer: kubectl auth can-i prints yes and exits 0, or
+// prints no (perhaps with a reason) and exits 1.
+func expectCanI(ctx context.Context, namespace, serviceAccount, verb, resource, answer string, where ...string) {
+	args := append([]string{"auth", "can-i", verb, resource, "--as", "system:serviceaccount:" + namespace + ":" + serviceAccount,
+		"--as-group", "system:serviceaccounts", "--as-group", "system:serviceaccounts:" + namespace}, where...)
+	cmd := exec.CommandContext(ctx, requiredEnv("E2E_KUBECTL"), args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	exitCode := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		exitCode = exit.ExitCode()
+	} else {
+		Expect(err).NotTo(HaveOccurred(), "kubectl %s", strings.Join(args, " "))
+	}
+	GinkgoWriter.Printf("kubectl auth can-i %s %s %s as %s: %s (exit %d)\n", verb, resource, strings.Join(where, " "), serviceAccount,
+		strings.TrimSpace(string(out)), exitCode)
+	wantExit := map[string]int{"yes": 0, "no": 1}[answer]
+	Expect(strings.TrimSpace(string(out))).To(MatchRegexp("^"+answer+"($| - )"), "can-i %s %s %v; stderr: %s", verb, resource, where, stderr.String())
+	Expect(exitCode).To(Equal(wantExit), "can-i %s %s %v: exit code", verb, resource, where)
+}
+
+var _ = Describe("An operator OLM installs OwnNamespace", func() {
+	DescribeTable("may do its work in its own namespace and nowhere else",
+		func(ctx SpecContext, operator, workload, kind string) {
+			pkg := "quintet-" + operator
+			ns := createNamespace(ctx, "olm-own-"+operator, nil)
+			other := createNamespace(ctx, "olm-other-"+operator, nil)
+			subscribe(ctx, ns, pkg, nil) // an OperatorGroup targeting ns alone
+			csv := expectInstalled(ctx, ns, installedCSV(ctx, ns, pkg))
+			sa := csvServiceAccount(csv)
+			By(csv.GetName() + ": " + ns + "/" + sa + " may create " + workload + " and list " + kind + " in " + ns + ", not in " + other)
+			for _, verbResource := range [][2]string{{"create", workload}, {"list", kind}} {
+				expectCanI(ctx, ns, sa, verbResource[0], verbResource[1], "yes", "--namespace", ns)
+				expectCanI(ctx, ns, sa, verbResource[0], verbResource[1], "no", "--namespace", other)
+			}
+			By("nor list pods across the cluster")
+			expectCanI(ctx, ns, sa, "list", "pods", "no", "--all-namespaces")
+		},
+		Entry("gordon creates pods", "gordon", "pods", "gordons.operator.prgcont.cz"),
+		Entry("etcd-cluster creates StatefulSets", "etcd-cluster", "statefulsets.apps", "etcdclusters.etcd.database.coreos.com"),
+	)
+})
 
 var _ = Describe("The RBAC OLM grants from a CSV", func() {
 	DescribeTable("is enough for the manager, and no more",

@@ -170,6 +170,26 @@ func opmRender(ctx context.Context, env []string, args ...string) map[string]map
 
 func stringOf(v any) string { s, _ := v.(string); return s }
 
+// channelHead is the head of a channel of the committed catalog: the entry no other entry
+// replaces, where a Subscription to the channel ends up.
+func channelHead(ctx context.Context, pkg, channel string) string {
+	blob := opmRender(ctx, nil, filepath.Join("..", "catalog"))["olm.channel/"+pkg+"/"+channel]
+	Expect(blob).NotTo(BeNil(), "no channel %s in package %s", channel, pkg)
+	entries, _ := blob["entries"].([]any)
+	replaced := map[string]bool{}
+	for _, e := range entries {
+		replaced[stringOf(e.(map[string]any)["replaces"])] = true
+	}
+	var heads []string
+	for _, e := range entries {
+		if name := stringOf(e.(map[string]any)["name"]); !replaced[name] {
+			heads = append(heads, name)
+		}
+	}
+	Expect(heads).To(HaveLen(1), "channel %s of %s", channel, pkg)
+	return heads[0]
+}
+
 var _ = Describe("Quintet through OLM", func() {
 	BeforeEach(func(ctx SpecContext) {
 		Eventually(func(g Gomega) {
@@ -189,13 +209,15 @@ var _ = Describe("Quintet through OLM", func() {
 		}
 	})
 
-	It("upgrades gordon from v0.1.0 to v0.2.0 along the channel, keeping its custom resources", func(ctx SpecContext) {
+	It("upgrades gordon from v0.1.0 straight to the channel head through its skipRange, keeping its custom resources", func(ctx SpecContext) {
+		const first = "quintet-gordon.v0.1.0" // the first published version
+		version := operatorVersion("gordon")
+		head := channelHead(ctx, "quintet-gordon", "stable")
+		Expect(head).To(Equal("quintet-gordon.v"+version), "the committed catalog's head is gordon's current version")
 		ns := createNamespace(ctx, "olm-upgrade", nil)
-		subscribe(ctx, ns, "quintet-gordon", map[string]any{
-			"installPlanApproval": "Manual", "startingCSV": "quintet-gordon.v0.1.0",
-		})
-		approve(ctx, ns, "quintet-gordon", "quintet-gordon.v0.1.0")
-		expectInstalled(ctx, ns, "quintet-gordon.v0.1.0")
+		subscribe(ctx, ns, "quintet-gordon", map[string]any{"installPlanApproval": "Manual", "startingCSV": first})
+		approve(ctx, ns, "quintet-gordon", first)
+		expectInstalled(ctx, ns, first)
 
 		By("creating a Gordon under v0.1.0")
 		gordon := &unstructured.Unstructured{}
@@ -205,16 +227,16 @@ var _ = Describe("Quintet through OLM", func() {
 		Expect(unstructured.SetNestedField(gordon.Object, int64(2), "spec", "gordon", "replicas")).To(Succeed())
 		Expect(k8sClient.Create(ctx, gordon)).To(Succeed())
 
-		By("approving the upgrade the channel offers")
-		approve(ctx, ns, "quintet-gordon", "quintet-gordon.v0.2.0")
-		csv := expectInstalled(ctx, ns, "quintet-gordon.v0.2.0")
+		By("approving the upgrade the channel offers: its head, whose skipRange covers v0.1.0, not each version between")
+		approve(ctx, ns, "quintet-gordon", head)
+		csv := expectInstalled(ctx, ns, head)
 		replaces, _, _ := unstructured.NestedString(csv.Object, "spec", "replaces")
-		Expect(replaces).To(Equal("quintet-gordon.v0.1.0"))
-		expectCSVGone(ctx, ns, "quintet-gordon.v0.1.0")
+		Expect(replaces).To(Equal(first), "OLM records the CSV the upgrade replaced")
+		expectCSVGone(ctx, ns, first)
 		Eventually(func(g Gomega) {
 			manager := &appsv1.Deployment{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gordon-controller-manager"}, manager)).To(Succeed())
-			g.Expect(manager.Spec.Template.Spec.Containers[0].Image).To(HaveSuffix(":v0.2.0"))
+			g.Expect(manager.Spec.Template.Spec.Containers[0].Image).To(HaveSuffix(":v" + version))
 		}).WithContext(ctx).Should(Succeed())
 
 		By("finding the Gordon as it was")

@@ -13,16 +13,33 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// gordonImage is the manager image gordon's config/manager sets.
-const gordonImage = "127.0.0.1:5000/quintet/gordon:v0.2.0"
+// gordonVersion is the gordon release the tests generate; the catalog template lists it.
+const gordonVersion = "0.3.0"
+
+// configuredImage is the manager image an operator's config/manager sets (newName:newTag),
+// which the bundle must name: read, so that bumping the tag there does not break these tests.
+func configuredImage(t *testing.T, operator string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "operators", operator, "config", "manager", "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var k struct {
+		Images []struct{ NewName, NewTag string } `json:"images"`
+	}
+	if err := yaml.Unmarshal(data, &k); err != nil || len(k.Images) != 1 {
+		t.Fatalf("%s's config/manager/kustomization.yaml: want one image, %v", operator, err)
+	}
+	return k.Images[0].NewName + ":" + k.Images[0].NewTag
+}
 
 // generateGordon generates gordon's bundle, from the operator's real config, into a temp dir.
 func generateGordon(t *testing.T) (string, *operatorsv1alpha1.ClusterServiceVersion) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "gordon")
 	err := run(options{
-		config: "../../operators/gordon/config/manifests", pkg: "quintet-gordon", versionText: "0.2.0",
-		image: gordonImage, releaseTemplate: "../../config/catalog/quintet-gordon.yaml", out: out,
+		config: "../../operators/gordon/config/manifests", pkg: "quintet-gordon", versionText: gordonVersion,
+		image: configuredImage(t, "gordon"), releaseTemplate: "../../config/catalog/quintet-gordon.yaml", out: out,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -40,16 +57,16 @@ func generateGordon(t *testing.T) (string, *operatorsv1alpha1.ClusterServiceVers
 
 func TestCSVNamesTheVersionAndTheUpgradeEdge(t *testing.T) {
 	_, csv := generateGordon(t)
-	if csv.Name != "quintet-gordon.v0.2.0" || csv.Spec.Version.String() != "0.2.0" {
+	if csv.Name != "quintet-gordon.v"+gordonVersion || csv.Spec.Version.String() != gordonVersion {
 		t.Errorf("name %s, version %s", csv.Name, csv.Spec.Version.String())
 	}
-	if csv.Spec.Replaces != "quintet-gordon.v0.1.0" || csv.Annotations["olm.skipRange"] != ">=0.1.0 <0.2.0" {
+	if csv.Spec.Replaces != "quintet-gordon.v0.2.0" || csv.Annotations["olm.skipRange"] != ">=0.1.0 <0.3.0" {
 		t.Errorf("replaces %q, skipRange %q", csv.Spec.Replaces, csv.Annotations["olm.skipRange"])
 	}
 	if !strings.Contains(csv.Annotations["alm-examples"], `"kind": "Gordon"`) {
 		t.Errorf("alm-examples lack the sample: %s", csv.Annotations["alm-examples"])
 	}
-	if csv.Spec.RelatedImages[0].Image != gordonImage {
+	if csv.Spec.RelatedImages[0].Image != configuredImage(t, "gordon") {
 		t.Errorf("relatedImages %v", csv.Spec.RelatedImages)
 	}
 }
@@ -61,7 +78,7 @@ func TestManagerWatchesTheOperatorGroupsTargetNamespaces(t *testing.T) {
 		t.Fatalf("%d deployments", len(deployments))
 	}
 	manager := deployments[0].Spec.Template.Spec.Containers[0]
-	if manager.Image != gordonImage {
+	if manager.Image != configuredImage(t, "gordon") {
 		t.Errorf("image %s", manager.Image)
 	}
 	i := slices.IndexFunc(manager.Env, func(e corev1.EnvVar) bool { return e.Name == "WATCH_NAMESPACE" })
@@ -76,24 +93,28 @@ func TestManagerWatchesTheOperatorGroupsTargetNamespaces(t *testing.T) {
 func TestPermissionsAreExactlyTheBoundRoles(t *testing.T) {
 	_, csv := generateGordon(t)
 	spec := csv.Spec.InstallStrategy.StrategySpec
-	if len(spec.ClusterPermissions) != 1 || spec.ClusterPermissions[0].ServiceAccountName != "gordon-controller-manager" {
-		t.Fatalf("clusterPermissions %+v", spec.ClusterPermissions)
+	for _, perms := range [][]operatorsv1alpha1.StrategyDeploymentPermissions{spec.Permissions, spec.ClusterPermissions} {
+		if len(perms) != 1 || perms[0].ServiceAccountName != "gordon-controller-manager" {
+			t.Fatalf("want the manager's service account alone: %+v", perms)
+		}
 	}
-	if !grants(spec.ClusterPermissions[0].Rules, "", "pods", "create") {
-		t.Error("the manager role (pods) is missing from clusterPermissions")
-	}
-	if !grants(spec.ClusterPermissions[0].Rules, "authentication.k8s.io", "tokenreviews", "create") {
-		t.Error("the metrics auth role is missing from clusterPermissions")
-	}
-	if len(spec.Permissions) != 1 || !grants(spec.Permissions[0].Rules, "coordination.k8s.io", "leases", "update") {
+	if !grants(spec.Permissions[0].Rules, "coordination.k8s.io", "leases", "update") {
 		t.Errorf("the leader-election Role belongs in permissions: %+v", spec.Permissions)
 	}
+	// The manager role and the leader-election Role both grant events: once is enough.
+	events := 0
 	for _, p := range append(spec.ClusterPermissions, spec.Permissions...) {
 		for _, r := range p.Rules {
+			if slices.Contains(r.Resources, "events") {
+				events++
+			}
 			if slices.Contains(r.Verbs, "*") || slices.Contains(r.Resources, "*") || slices.Contains(r.APIGroups, "*") {
 				t.Errorf("wildcard rule %+v", r)
 			}
 		}
+	}
+	if events != 1 {
+		t.Errorf("%d rules grant events, want 1: %+v", events, spec.Permissions)
 	}
 }
 
@@ -201,7 +222,7 @@ func TestChannelsAndEdgeComeFromTheCatalogTemplate(t *testing.T) {
 
 func TestBundleImageMustBeTheConfiguredOne(t *testing.T) {
 	err := run(options{
-		config: "../../operators/gordon/config/manifests", pkg: "quintet-gordon", versionText: "0.2.0",
+		config: "../../operators/gordon/config/manifests", pkg: "quintet-gordon", versionText: gordonVersion,
 		image: "registry.example/gordon:v9", releaseTemplate: "../../config/catalog/quintet-gordon.yaml", out: t.TempDir(),
 	})
 	if err == nil || !strings.Contains(err.Error(), "config/manager/kustomization.yaml") {

@@ -81,8 +81,11 @@ func sampleObjects(samples []*unstructured.Unstructured) []map[string]any {
 }
 
 // installStrategy is the manager Deployment (image and watch namespaces as OLM runs it) and
-// the RBAC bound to its service account: cluster-wide bindings become clusterPermissions,
-// namespaced ones permissions. Exactly what the kubebuilder markers generated, nothing more.
+// the RBAC bound to its service account: what namespaced bindings grant becomes permissions;
+// what cluster-wide bindings grant becomes permissions too where it is about namespaced
+// resources, so that it holds in the OperatorGroup's target namespaces only, and
+// clusterPermissions where it is about cluster-scoped ones (placeRules). Exactly what the
+// kubebuilder markers generated, nothing more.
 func installStrategy(in csvInput) (operatorsv1alpha1.StrategyDetailsDeployment, error) {
 	var strategy operatorsv1alpha1.StrategyDetailsDeployment
 	for _, d := range in.deployments {
@@ -104,16 +107,24 @@ func installStrategy(in csvInput) (operatorsv1alpha1.StrategyDetailsDeployment, 
 			Name: d.Name, Spec: *spec, Label: d.Labels,
 		})
 	}
+	resourceScopes := newScopes(in.crds)
 	for _, g := range in.grants {
 		rules, err := roleRules(in.roles, g.role)
 		if err != nil {
 			return strategy, fmt.Errorf("binding %s: %w", g.binding, err)
 		}
-		perm := operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: g.serviceAccount, Rules: rules}
+		// A RoleBinding's rules hold in its namespace only: permissions as they are.
+		namespaced, clusterWide := rules, []rbacv1.PolicyRule(nil)
 		if g.clusterWide {
-			strategy.ClusterPermissions = mergePermissions(strategy.ClusterPermissions, perm)
-		} else {
-			strategy.Permissions = mergePermissions(strategy.Permissions, perm)
+			if namespaced, clusterWide, err = resourceScopes.placeRules(rules); err != nil {
+				return strategy, fmt.Errorf("binding %s, %s %s: %w", g.binding, g.role.Kind, g.role.Name, err)
+			}
+		}
+		if len(namespaced) > 0 {
+			strategy.Permissions = mergePermissions(strategy.Permissions, g.serviceAccount, namespaced)
+		}
+		if len(clusterWide) > 0 {
+			strategy.ClusterPermissions = mergePermissions(strategy.ClusterPermissions, g.serviceAccount, clusterWide)
 		}
 	}
 	return strategy, nil
@@ -132,22 +143,10 @@ func roleRules(roles []*unstructured.Unstructured, ref rbacv1.RoleRef) ([]rbacv1
 	return nil, fmt.Errorf("no %s %s in the rendered config", ref.Kind, ref.Name)
 }
 
-// mergePermissions adds perm's rules to the entry of the same service account.
-func mergePermissions(perms []operatorsv1alpha1.StrategyDeploymentPermissions,
-	perm operatorsv1alpha1.StrategyDeploymentPermissions) []operatorsv1alpha1.StrategyDeploymentPermissions {
-	for i := range perms {
-		if perms[i].ServiceAccountName == perm.ServiceAccountName {
-			perms[i].Rules = append(perms[i].Rules, perm.Rules...)
-			return perms
-		}
-	}
-	return append(perms, perm)
-}
-
 // grant is a role bound to a service account by a RoleBinding or ClusterRoleBinding.
 type grant struct {
 	binding        string
-	clusterWide    bool // a ClusterRoleBinding: clusterPermissions
+	clusterWide    bool // a ClusterRoleBinding: placed by the scope of each resource
 	serviceAccount string
 	role           rbacv1.RoleRef
 }
