@@ -202,11 +202,16 @@ deploy-%: $(KUBE_BIN)/.built
 undeploy-%: $(KUBE_BIN)/.built
 	$(KUBECTL) delete --ignore-not-found -k operators/$*/config/default
 
+# The manager runs in the foreground (Ctrl-C stops it), built first so that it is the process
+# the terminal signals. Against the local cluster with its real node it resolves names with the
+# cluster's DNS, in a mount namespace of its own (the host's resolver is untouched):
+# etcd-cluster dials its members as <pod>.<cluster>.<namespace>.svc. Elsewhere it runs as it is.
 .PHONY: run
-run: ## Run one manager locally: make run OPERATOR=<name> ARGS="--flag ...".
+run: $(LOCALCLUSTER) ## Run one manager locally: make run OPERATOR=<name> ARGS="--flag ...".
 	@test -n "$(OPERATOR)" || { echo "set OPERATOR to one of: $(OPERATORS)"; exit 1; }
 	@test -d operators/$(OPERATOR) || { echo "no operator $(OPERATOR); have: $(OPERATORS)"; exit 1; }
-	cd operators/$(OPERATOR) && go run ./cmd $(ARGS)
+	cd operators/$(OPERATOR) && go build -o $(BIN)/$(OPERATOR)-manager ./cmd
+	$(LOCALCLUSTER) exec --dir $(LOCAL) --cluster-dns -- $(BIN)/$(OPERATOR)-manager $(ARGS)
 
 ##@ OLM packaging
 

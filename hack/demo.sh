@@ -2,8 +2,10 @@
 # make demo: on the running local cluster, install every operator and apply its samples, wait
 # until each sample is Ready and print a table. With the real node, each operator is deployed
 # as a platform team would (config/default: namespace, RBAC, Deployment with the image `make
-# images` built) and its manager runs in a pod there; without it, managers run as local
-# processes. Environment (from the Makefile): KUBECTL, LOCALCLUSTER, LOCAL, OPERATORS (may be empty).
+# images` built) and its manager runs in a pod there, and the tutorial's EtcdCluster runs three
+# real etcd members there (config/demo/etcd-real-node); without it, managers run as local
+# processes and the EtcdCluster sits on kwok nodes, where no etcd runs.
+# Environment (from the Makefile): KUBECTL, LOCALCLUSTER, LOCAL, OPERATORS (may be empty).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${KUBECTL:?}" "${LOCALCLUSTER:?}" "${LOCAL:?}"
@@ -21,9 +23,9 @@ k apply -f config/demo/deployment.yaml >/dev/null
 start_manager() {
   local op=$1 bin="bin/$1-manager"
   (cd "operators/$op" && go build -o "../../$bin" ./cmd)
-  # Probes and metrics off: several managers share this host; leader election off: one replica.
+  # Probes and metrics off: several managers share this host.
   "$LOCALCLUSTER" start --dir "$LOCAL" --name "$op-manager" -- \
-    "$bin" --metrics-bind-address=0 --health-probe-bind-address=0 --leader-elect=false
+    "$bin" --metrics-bind-address=0 --health-probe-bind-address=0
 }
 
 # deploy_in_cluster installs one operator from its config/default into <operator>-system,
@@ -42,27 +44,34 @@ deploy_in_cluster() {
 
 real_node=""
 k get node quintet-node >/dev/null 2>&1 && real_node=yes
-for op in ${OPERATORS:-}; do
-  echo "== $op"
-  k apply --server-side -f "operators/$op/config/crd/bases" >/dev/null
-  k wait --for=condition=Established --timeout=60s -f "operators/$op/config/crd/bases" >/dev/null
-  if [ -n "$real_node" ]; then deploy_in_cluster "$op"; else start_manager "$op"; fi
-  k apply -n "$NS" -k "operators/$op/config/samples" >/dev/null
-done
+
+# samples OPERATOR: the kustomization of the samples the demo applies: the operator's
+# config/samples or, with the real node, an overlay of them under config/demo that runs their
+# pods there for real (etcd-cluster's: kwok nodes run no etcd).
+samples() {
+  case "$real_node:$1" in
+    yes:etcd-cluster) echo config/demo/etcd-real-node ;;
+    *) echo "operators/$1/config/samples" ;;
+  esac
+}
 
 # Every sample object, plus the smoke Deployment, as kind/name; on_real_node lists those whose
 # pods run on the real node.
 objects=(deployment.apps/demo-smoke)
 on_real_node=()
 for op in ${OPERATORS:-}; do
-  while read -r o; do objects+=("$o"); done < <(k get -n "$NS" -k "operators/$op/config/samples" -o name)
+  echo "== $op"
+  k apply --server-side -f "operators/$op/config/crd/bases" >/dev/null
+  k wait --for=condition=Established --timeout=60s -f "operators/$op/config/crd/bases" >/dev/null
+  if [ -n "$real_node" ]; then deploy_in_cluster "$op"; else start_manager "$op"; fi
+  dir=$(samples "$op")
+  k apply -n "$NS" -k "$dir" >/dev/null
+  echo "Applied the samples of $dir"
+  while read -r o; do
+    objects+=("$o")
+    [[ $dir == config/demo/* ]] && on_real_node+=("$o")
+  done < <(k get -n "$NS" -k "$dir" -o name)
 done
-if [ -n "$real_node" ] && [[ " ${OPERATORS:-} " == *" etcd-cluster "* ]]; then
-  echo "== etcd on the real node"
-  k apply -n "$NS" -f config/demo/etcdcluster-real-node.yaml >/dev/null
-  objects+=(etcdcluster.etcd.database.coreos.com/real-etcd-cluster)
-  on_real_node+=(etcdcluster.etcd.database.coreos.com/real-etcd-cluster)
-fi
 
 # Reasons a sample cannot be Ready on kwok nodes, where containers do not run: its status
 # says so, and the demo accepts that truth instead of waiting for what cannot happen.
@@ -107,9 +116,9 @@ for o in "${objects[@]}"; do
   reason=$(k get -n "$NS" "$o" -o jsonpath="{.status.conditions[?(@.type==\"$cond\")].reason}")
   printf '%-14s %-22s %-6s %-25s %s\n' "$kind" "$name" "$ready" "$reason" "$(created "$uid")"
 done
-if k get -n "$NS" etcdclusters -o name 2>/dev/null | grep -q .; then
+if [ -z "$real_node" ] && k get -n "$NS" etcdclusters -o name 2>/dev/null | grep -q .; then
   echo "(An EtcdCluster on kwok nodes says MembersUnreachable: kwok runs no containers, so no etcd answers."
-  echo " real-etcd-cluster, when there, runs real members on the real node.)"
+  echo " With the real node, make demo runs it there, with three real etcd members.)"
 fi
 if [ -n "$real_node" ]; then
   echo

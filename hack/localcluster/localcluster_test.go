@@ -12,6 +12,18 @@ import (
 	"time"
 )
 
+// runAsLocalclusterEnv makes the test binary the localcluster command, for tests of what a
+// subcommand does to its own process (exec replaces it).
+const runAsLocalclusterEnv = "QUINTET_TEST_RUN_AS_LOCALCLUSTER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runAsLocalclusterEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
 func TestIssuedCertificatesChainToTheCA(t *testing.T) {
 	p, err := generatePKI(t.TempDir(), (&layout{}).certRequests())
 	if err != nil {

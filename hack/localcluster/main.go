@@ -11,10 +11,16 @@
 //	localcluster install-packages [--real-node auto|required|off]
 //	localcluster start  [--dir .local] [--cluster-dns] --name NAME -- EXE [ARGS...]
 //	localcluster stop   [--dir .local] --name NAME
+//	localcluster exec   [--dir .local] [--cluster-dns] -- EXE [ARGS...]
 //
 // start runs an extra process (a manager, OLM) the way the cluster's own run: its own process
 // group, output in <dir>/logs/NAME.log, a pid file that `down` and `status` read. A running
 // NAME is stopped first.
+//
+// exec runs a program in the foreground in localcluster's place (`make run`: Ctrl-C stops
+// it). With --cluster-dns, when $KUBECONFIG is this cluster's kubeconfig and the real node's
+// DNS runs, it resolves names with the cluster's DNS, as `start --cluster-dns` does; otherwise
+// it runs as it is.
 package main
 
 import (
@@ -35,7 +41,7 @@ func main() {
 
 func run(args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: localcluster up|down|status|load-images|install-packages|start|stop [flags]")
+		return fmt.Errorf("usage: localcluster up|down|status|load-images|install-packages|start|stop|exec [flags]")
 	}
 	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
 	dir := fs.String("dir", ".local", "state, pid files, logs and the kubeconfig")
@@ -47,7 +53,7 @@ func run(args []string) error {
 	pauseImage := fs.String("pause-image", "", "the pod sandbox image (one of --images)")
 	name := fs.String("name", "", "start: the extra process's name")
 	registryCA := fs.String("registry-ca", "", "up: HOST:PORT=CA_FILE, an HTTPS registry the real node trusts")
-	clusterDNS := fs.Bool("cluster-dns", false, "start: resolve names with the cluster's DNS (needs the real node)")
+	clusterDNS := fs.Bool("cluster-dns", false, "start, exec: resolve names with the cluster's DNS (the real node's)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -91,6 +97,11 @@ func run(args []string) error {
 			return fmt.Errorf("usage: localcluster start --name NAME -- EXE [ARGS...]")
 		}
 		return startExtra(l, *name, fs.Args(), *clusterDNS)
+	case "exec":
+		if fs.NArg() == 0 {
+			return fmt.Errorf("usage: localcluster exec [--cluster-dns] -- EXE [ARGS...]")
+		}
+		return execForeground(l, fs.Args(), *clusterDNS)
 	case "stop":
 		if *name == "" || isComponent(*name) {
 			return fmt.Errorf("usage: localcluster stop --name NAME (an extra process, not a cluster component)")
@@ -104,6 +115,6 @@ func run(args []string) error {
 		}
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q: want up, down, status, load-images, install-packages, start or stop", args[0])
+		return fmt.Errorf("unknown command %q: want up, down, status, load-images, install-packages, start, stop or exec", args[0])
 	}
 }

@@ -154,9 +154,8 @@ func startExtra(l *layout, name string, command []string, clusterDNS bool) error
 		if _, err := os.Stat(l.hostResolvConf()); err != nil {
 			return fmt.Errorf("--cluster-dns needs the real node's DNS: %w", err)
 		}
-		p = process{Name: name, Exe: "/usr/bin/unshare", Runs: exe, Args: append([]string{
-			"--mount", "--propagation", "private", "--", "/bin/sh", "-c",
-			`mount --bind "$0" /etc/resolv.conf && exec "$@"`, l.hostResolvConf(), exe}, command[1:]...)}
+		argv := l.withClusterDNS(exe, command[1:])
+		p = process{Name: name, Exe: argv[0], Runs: exe, Args: argv[1:]}
 	}
 	if err := l.start(p); err != nil {
 		return err

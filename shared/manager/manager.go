@@ -31,19 +31,27 @@ type Flags struct {
 	ProbeAddr     string
 	LeaderElect   bool
 	EnableHTTP2   bool
-	Zap           zap.Options
+	// MaxConcurrentReconciles is how many objects of a kind a controller reconciles at once.
+	MaxConcurrentReconciles int
+	Zap                     zap.Options
 }
 
-// Bind registers the flags on fs with the defaults of an in-cluster deployment.
+// Bind registers the flags on fs with the defaults of an in-cluster deployment, but for leader
+// election, which is off unless asked for.
 func (f *Flags) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", ":8443",
 		"Address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP); 0 turns it off.")
 	fs.BoolVar(&f.SecureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS, authenticated and authorized through the API server.")
 	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 turns them off.")
-	fs.BoolVar(&f.LeaderElect, "leader-elect", true, "Elect a leader, so that only one replica reconciles at a time.")
+	// Off by default, as in kubebuilder's scaffold: a manager run outside a cluster (`make run`)
+	// has no namespace for the lease. config/manager's Deployment passes --leader-elect.
+	fs.BoolVar(&f.LeaderElect, "leader-elect", false,
+		"Elect a leader, so that only one replica reconciles at a time (the Deployments set it).")
 	fs.BoolVar(&f.EnableHTTP2, "enable-http2", false,
 		"Serve metrics over HTTP/2 too (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
+	fs.IntVar(&f.MaxConcurrentReconciles, "max-concurrent-reconciles", 4,
+		"How many custom resources of a kind are reconciled at once (each object is only ever reconciled by one worker).")
 	f.Zap = zap.Options{Development: false}
 	f.Zap.BindFlags(fs)
 }

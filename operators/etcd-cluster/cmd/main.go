@@ -25,7 +25,6 @@ func main() {
 	clusterWide := flag.Bool("cluster-wide", false,
 		"Act on EtcdClusters in every namespace annotated etcd.database.coreos.com/scope=clusterwide, "+
 			"instead of the unannotated ones in the watched namespaces (as the CoreOS etcd operator's -cluster-wide).")
-	concurrency := flag.Int("max-concurrent-reconciles", 4, "EtcdClusters reconciled at once.")
 	dialTimeout := flag.Duration("etcd-dial-timeout", etcd.DefaultDialTimeout, "How long to wait for a connection to a cluster's members.")
 	requestTimeout := flag.Duration("etcd-request-timeout", membership.DefaultRequestTimeout,
 		"How long to wait for each etcd cluster API request (member list, status, add, promote, remove).")
@@ -47,7 +46,7 @@ func main() {
 			APIReader:               mgr.GetAPIReader(),
 			Recorder:                mgr.GetEventRecorder("etcdcluster-controller"),
 			ClusterWide:             *clusterWide,
-			MaxConcurrentReconciles: *concurrency,
+			MaxConcurrentReconciles: flags.MaxConcurrentReconciles,
 			Dial:                    etcd.NewDialer(*dialTimeout),
 			RequestTimeout:          *requestTimeout,
 			ProxyEnv:                proxy.ReadProxyVarsFromEnv(),

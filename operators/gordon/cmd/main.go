@@ -19,7 +19,6 @@ import (
 func main() {
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
-	concurrency := flag.Int("max-concurrent-reconciles", 4, "Gordons reconciled at once.")
 	flag.Parse()
 
 	scheme := runtime.NewScheme()
@@ -30,7 +29,7 @@ func main() {
 		return (&gordon.Reconciler{
 			Client:                  client.WithFieldOwner(mgr.GetClient(), "gordon"),
 			Recorder:                mgr.GetEventRecorder("gordon-controller"),
-			MaxConcurrentReconciles: *concurrency,
+			MaxConcurrentReconciles: flags.MaxConcurrentReconciles,
 			ProxyEnv:                proxy.ReadProxyVarsFromEnv(),
 		}).SetupWithManager(mgr)
 	}, gordon.CacheOptions)
