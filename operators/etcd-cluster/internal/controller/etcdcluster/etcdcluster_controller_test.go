@@ -230,8 +230,7 @@ func TestEtcdClusterWhoseStatefulSetTheAPIRejectsIsDegradedOnceAndNotRetried(t *
 	}}
 	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
 	expectDegraded(t, c, v1beta2.ReasonObjectRejected, "must be less than or equal to cpu limit")
-	time.Sleep(time.Second) // the pass the status write triggers
-	attempts := writes.Creates(ns)
+	attempts := writes.SettledCreates(ns, 500*time.Millisecond, timeout) // the passes in-flight events trigger
 	g.Consistently(func() int { return writes.Creates(ns) }, 3*time.Second, tick).Should(Equal(attempts), "terminal: not retried")
 	g.Expect(events.Emitted(c, v1beta2.ReasonObjectRejected)).To(Equal(1))
 }

@@ -263,8 +263,7 @@ func TestGordonWhosePodsTheAPIRejectsIsDegradedOnceAndNotRetried(t *testing.T) {
 	}, timeout, tick).Should(Succeed())
 
 	// Terminal: no retry loop against the API server, one Warning Event for the failure.
-	time.Sleep(time.Second) // the pass the status write triggers
-	attempts := writes.Creates(ns)
+	attempts := writes.SettledCreates(ns, 500*time.Millisecond, timeout) // the passes in-flight events trigger
 	g.Consistently(func() int { return writes.Creates(ns) }, 3*time.Second, tick).Should(Equal(attempts))
 	g.Expect(attempts).To(BeNumerically("<=", 2), "one create per pass: the first pass and the one its status write triggers")
 	g.Expect(events.Emitted(gordon, v1.ReasonPodCreateFailed)).To(Equal(1))
