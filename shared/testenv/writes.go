@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -32,21 +31,6 @@ func (w *WriteCounter) Creates(namespace string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.creates[namespace]
-}
-
-// SettledCreates waits until no create has been tried in namespace for quiet (at most
-// timeout), and returns the count then: the passes that in-flight events trigger are done.
-func (w *WriteCounter) SettledCreates(namespace string, quiet, timeout time.Duration) int {
-	n := w.Creates(namespace)
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); {
-		time.Sleep(quiet)
-		if now := w.Creates(namespace); now != n {
-			n = now
-			continue
-		}
-		break
-	}
-	return n
 }
 
 func (w *WriteCounter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {

@@ -46,17 +46,19 @@ func (r *Reconciler) ensure(ctx context.Context, c *v1beta2.EtcdCluster, desired
 	log := ctrl.LoggerFrom(ctx).WithValues(kind, klog.KObj(desired))
 	existing := desired.DeepCopyObject().(client.Object)
 	err = r.Get(ctx, client.ObjectKeyFromObject(desired), existing)
-	switch {
-	case apierrors.IsNotFound(err):
+	if apierrors.IsNotFound(err) {
 		log.Info("Creating " + kind)
-		err := r.Create(ctx, desired)
-		if apierrors.IsAlreadyExists(err) {
-			return r.alreadyExists(ctx, c, kind, desired)
+		if err = r.Create(ctx, desired); !apierrors.IsAlreadyExists(err) {
+			return writeError("creating", kind, desired, err)
 		}
-		return writeError("creating", kind, desired, err)
-	case err != nil:
-		return err
-	case !metav1.IsControlledBy(existing, c):
+		// The cache holds only objects labelled for a cluster: either it has not yet seen
+		// what an earlier pass created, or the object is someone else's. The API server says.
+		err = r.apiReader().Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s %s: %w", kind, desired.GetName(), err)
+	}
+	if !metav1.IsControlledBy(existing, c) {
 		return &notOwnedError{kind: kind, name: desired.GetName(), controller: controlledBy(existing)}
 	}
 	changed, err := copyManagedFields(desired, existing)
@@ -65,20 +67,6 @@ func (r *Reconciler) ensure(ctx context.Context, c *v1beta2.EtcdCluster, desired
 	}
 	log.Info("Updating " + kind)
 	return writeError("updating", kind, existing, r.Update(ctx, existing))
-}
-
-// alreadyExists explains a create refused because the name is taken: the cache holds only
-// objects labelled for a cluster, so either it has not yet seen what the last pass created
-// (retry), or the object is someone else's (refuse). The API server, not the cache, decides.
-func (r *Reconciler) alreadyExists(ctx context.Context, c *v1beta2.EtcdCluster, kind string, desired client.Object) error {
-	live := desired.DeepCopyObject().(client.Object)
-	if err := r.apiReader().Get(ctx, client.ObjectKeyFromObject(desired), live); err != nil {
-		return fmt.Errorf("reading %s %s: %w", kind, desired.GetName(), err)
-	}
-	if metav1.IsControlledBy(live, c) {
-		return fmt.Errorf("%s %s is not yet in the cache", kind, desired.GetName())
-	}
-	return &notOwnedError{kind: kind, name: desired.GetName(), controller: controlledBy(live)}
 }
 
 // controlledBy says who controls obj, for notOwnedError.

@@ -230,8 +230,11 @@ func TestEtcdClusterWhoseStatefulSetTheAPIRejectsIsDegradedOnceAndNotRetried(t *
 	}}
 	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
 	expectDegraded(t, c, v1beta2.ReasonObjectRejected, "must be less than or equal to cpu limit")
-	attempts := writes.SettledCreates(ns, 500*time.Millisecond, timeout) // the passes in-flight events trigger
-	g.Consistently(func() int { return writes.Creates(ns) }, 3*time.Second, tick).Should(Equal(attempts), "terminal: not retried")
+	// Terminal: one try per pass that events trigger (the first; one for the objects it
+	// created; one for its status write), however late a loaded machine runs them, where a
+	// retried error would try again and again.
+	g.Consistently(func() int { return len(logs.Since(0, ns, "Creating StatefulSet")) }, 4*time.Second, tick).
+		Should(BeNumerically("<=", 3), "terminal: not retried")
 	g.Expect(events.Emitted(c, v1beta2.ReasonObjectRejected)).To(Equal(1))
 }
 

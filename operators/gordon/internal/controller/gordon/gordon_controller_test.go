@@ -263,9 +263,9 @@ func TestGordonWhosePodsTheAPIRejectsIsDegradedOnceAndNotRetried(t *testing.T) {
 	}, timeout, tick).Should(Succeed())
 
 	// Terminal: no retry loop against the API server, one Warning Event for the failure.
-	attempts := writes.SettledCreates(ns, 500*time.Millisecond, timeout) // the passes in-flight events trigger
-	g.Consistently(func() int { return writes.Creates(ns) }, 3*time.Second, tick).Should(Equal(attempts))
-	g.Expect(attempts).To(BeNumerically("<=", 2), "one create per pass: the first pass and the one its status write triggers")
+	// One create per pass: the first, and the one its status write triggers (however late a
+	// loaded machine runs it), where a retried error would try again and again.
+	g.Consistently(func() int { return writes.Creates(ns) }, 4*time.Second, tick).Should(BeNumerically("<=", 2))
 	g.Expect(events.Emitted(gordon, v1.ReasonPodCreateFailed)).To(Equal(1))
 
 	// A fixed spec is retried at once and recovers.
