@@ -83,7 +83,7 @@ func (e *Engine) Observe(ctx context.Context) (Report, error) {
 	if workloads == 0 {
 		return report, nil
 	}
-	c, err := e.dial(ctx, workloads)
+	c, err := e.dial(ctx, workloads, none)
 	if err != nil {
 		return report, nil // unreachable, not an error of ours
 	}
@@ -120,10 +120,16 @@ func (e *Engine) Observe(ctx context.Context) (Report, error) {
 	return report, nil
 }
 
-func (e *Engine) dial(ctx context.Context, workloads int) (etcd.Client, error) {
-	endpoints := make([]string, workloads)
-	for i := range endpoints {
-		endpoints[i] = e.Addr.ClientURL(i)
+// none is no ordinal: dial every member.
+const none = -1
+
+// dial opens a client to the members of ordinals below workloads, but except.
+func (e *Engine) dial(ctx context.Context, workloads, except int) (etcd.Client, error) {
+	endpoints := make([]string, 0, workloads)
+	for i := range workloads {
+		if i != except {
+			endpoints = append(endpoints, e.Addr.ClientURL(i))
+		}
 	}
 	return e.Dial(ctx, endpoints)
 }
@@ -159,7 +165,7 @@ func (e *Engine) Apply(ctx context.Context, step Step, o Observed) error {
 	case ActionBootstrap:
 		return e.Runtime.Start(ctx, 0, e.Addr.Name(0)+"="+e.Addr.PeerURL(0), "new")
 	case ActionAdd:
-		return e.withClient(ctx, o.Workloads, func(ctx context.Context, c etcd.Client) error {
+		return e.withClient(ctx, o.Workloads, none, func(ctx context.Context, c etcd.Client) error {
 			if _, err := c.MemberAddAsLearner(ctx, e.Addr.PeerURL(step.Ordinal)); err != nil {
 				return err
 			}
@@ -172,28 +178,30 @@ func (e *Engine) Apply(ctx context.Context, step Step, o Observed) error {
 	case ActionStart:
 		return e.Runtime.Start(ctx, step.Ordinal, e.initialCluster(o, step.Ordinal), "existing")
 	case ActionPromote:
-		return e.withClient(ctx, o.Workloads, func(ctx context.Context, c etcd.Client) error {
+		return e.withClient(ctx, o.Workloads, none, func(ctx context.Context, c etcd.Client) error {
 			return c.MemberPromote(ctx, step.ID)
 		})
 	case ActionRemove:
 		if step.ID != 0 {
-			err := e.withClient(ctx, o.Workloads, func(ctx context.Context, c etcd.Client) error { return c.MemberRemove(ctx, step.ID) })
+			// Asked of the other members: the one removed stops serving as it applies its
+			// removal, and would answer "server stopped" for a removal that happened.
+			err := e.withClient(ctx, o.Workloads, step.Ordinal, func(ctx context.Context, c etcd.Client) error { return c.MemberRemove(ctx, step.ID) })
 			if err != nil {
 				return err
 			}
 		}
 		return e.Runtime.Stop(ctx, step.Ordinal)
 	case ActionReplace:
-		return e.withClient(ctx, o.Workloads, func(ctx context.Context, c etcd.Client) error { return c.MemberRemove(ctx, step.ID) })
+		return e.withClient(ctx, o.Workloads, step.Ordinal, func(ctx context.Context, c etcd.Client) error { return c.MemberRemove(ctx, step.ID) })
 	case ActionNone, ActionWait, ActionRefuse:
 		return nil
 	}
 	return fmt.Errorf("unknown membership action %q", step.Action)
 }
 
-// withClient runs fn with a client to the cluster and a request timeout.
-func (e *Engine) withClient(ctx context.Context, workloads int, fn func(context.Context, etcd.Client) error) error {
-	c, err := e.dial(ctx, workloads)
+// withClient runs fn with a client to the cluster's members (but except) and a request timeout.
+func (e *Engine) withClient(ctx context.Context, workloads, except int, fn func(context.Context, etcd.Client) error) error {
+	c, err := e.dial(ctx, workloads, except)
 	if err != nil {
 		return err
 	}
