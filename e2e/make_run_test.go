@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -138,15 +137,6 @@ func (r *makeRun) stop() {
 	Expect(out).NotTo(ContainSubstring("make: ***"), "make reports the manager failed or was killed")
 	Expect(out).NotTo(ContainSubstring("The manager stopped with an error"))
 	Expect(out).To(ContainSubstring("Wait completed, proceeding to shutdown the manager"), "the manager did not shut down gracefully")
-}
-
-// installCRDs installs an operator's CRDs, as `make install-<operator>` does.
-func installCRDs(operator string) {
-	By("installing the " + operator + " CRDs")
-	_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{
-		Paths: []string{filepath.Join(operatorDir(operator), "config", "crd", "bases")}, ErrorIfPathMissing: true,
-	})
-	Expect(err).NotTo(HaveOccurred())
 }
 
 // freeLocalPort is a TCP port nothing listens on at the moment, on 127.0.0.1.

@@ -22,15 +22,20 @@ import (
 // operatorDir is the folder of an operator module, from the e2e module.
 func operatorDir(name string) string { return filepath.Join("..", "operators", name) }
 
+// installCRDs installs an operator's CRDs, as `make install-<operator>` does.
+func installCRDs(operator string) {
+	By("installing the " + operator + " CRDs")
+	_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{
+		Paths: []string{filepath.Join(operatorDir(operator), "config", "crd", "bases")}, ErrorIfPathMissing: true,
+	})
+	Expect(err).NotTo(HaveOccurred())
+}
+
 // startOperator installs an operator's CRDs, builds its manager and runs it as a local
 // process against the cluster until the suite ends, with its log in E2E_LOG_DIR. env is
 // added to the manager's environment (e.g. WATCH_NAMESPACE).
 func startOperator(name string, env []string, args ...string) {
-	By("installing the " + name + " CRDs")
-	_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{
-		Paths: []string{filepath.Join(operatorDir(name), "config", "crd", "bases")}, ErrorIfPathMissing: true,
-	})
-	Expect(err).NotTo(HaveOccurred())
+	installCRDs(name)
 	runManager(name, env, args...)
 }
 
