@@ -130,9 +130,11 @@ test-fast: tools-test test-all ## Unit and envtest tests of every module, withou
 .PHONY: test-all
 test-all: $(addprefix test-,$(MODULES)) $(addprefix test-hack-,$(notdir $(HACK_MODULES)))
 
+# -parallel 8: tests that wait on real etcd members (t.Parallel) wait together; on 2 cores
+# the default of GOMAXPROCS would run them two at a time.
 test-%: ## Unit + envtest tests of one module (test-shared, test-gordon, ...).
 	@mkdir -p $(LOCAL)/test-results
-	cd $(call moddir,$*) && go test -count=1 -v ./... 2>&1 | tee $(LOCAL)/test-results/$*.log | $(ROOT)/hack/test-filter.sh
+	cd $(call moddir,$*) && go test -count=1 -parallel 8 -v ./... 2>&1 | tee $(LOCAL)/test-results/$*.log | $(ROOT)/hack/test-filter.sh
 
 # localcluster's tests check the nftables guard with nft: install the node's packages first,
 # as cluster-up would.

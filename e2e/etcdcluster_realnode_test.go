@@ -5,16 +5,20 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"net/http"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +47,15 @@ func (s etcdStatus) condition(condType string) string {
 	for _, c := range s.Conditions {
 		if c.Type == condType {
 			return c.Status
+		}
+	}
+	return ""
+}
+
+func (s etcdStatus) reason(condType string) string {
+	for _, c := range s.Conditions {
+		if c.Type == condType {
+			return c.Reason
 		}
 	}
 	return ""
@@ -145,9 +158,45 @@ func etcdGet(ctx context.Context, endpoint, key string) (string, error) {
 	return string(value), err
 }
 
+// faultKeys is how many keys each fault spec writes before its fault and reads back after.
+const faultKeys = 30
+
+func faultKey(prefix string, i int) (string, string) {
+	return fmt.Sprintf("%s/%03d", prefix, i), fmt.Sprintf("value %d of %s", i, prefix)
+}
+
+// writeEtcdKeys puts faultKeys keys under prefix before a fault.
+func writeEtcdKeys(ctx context.Context, endpoint, prefix string) {
+	for i := range faultKeys {
+		k, v := faultKey(prefix, i)
+		Eventually(func() error { return etcdPut(ctx, endpoint, k, v) }).WithContext(ctx).Should(Succeed())
+	}
+}
+
+// expectEtcdKeys reads back every key writeEtcdKeys put under prefix, and reports the count
+// and a checksum of what was written and what was read.
+func expectEtcdKeys(ctx context.Context, endpoint, prefix string) {
+	written, read := sha256.New(), sha256.New()
+	n := 0
+	for i := range faultKeys {
+		k, v := faultKey(prefix, i)
+		got, err := etcdGet(ctx, endpoint, k)
+		Expect(err).NotTo(HaveOccurred())
+		_, _ = fmt.Fprintf(written, "%s=%s\n", k, v)
+		_, _ = fmt.Fprintf(read, "%s=%s\n", k, got)
+		n++
+	}
+	sum := func(h hash.Hash) string { return fmt.Sprintf("%x", h.Sum(nil))[:12] }
+	By(fmt.Sprintf("keys written %d, read back %d; checksum written %s, read %s", faultKeys, n, sum(written), sum(read)))
+	Expect(sum(read)).To(Equal(sum(written)))
+}
+
 func scaleEtcd(ctx context.Context, c *unstructured.Unstructured, size int) {
-	patch := []byte(fmt.Sprintf(`{"spec":{"size":%d}}`, size))
-	Expect(k8sClient.Patch(ctx, c, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+	patchEtcdSpec(ctx, c, fmt.Sprintf(`{"spec":{"size":%d}}`, size))
+}
+
+func patchEtcdSpec(ctx context.Context, c *unstructured.Unstructured, patch string) {
+	Expect(k8sClient.Patch(ctx, c, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 }
 
 var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
@@ -195,12 +244,22 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		scaleEtcd(ctx, cluster, 3)
 		three := expectEtcdReady(ctx, cluster, 3, previous)
 		Expect(five.memberIDs()).To(ContainElements(three.memberIDs()), "scaling in removes members, it does not replace them")
+		Eventually(func(g Gomega) {
+			claims := &corev1.PersistentVolumeClaimList{}
+			g.Expect(k8sClient.List(ctx, claims, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": "real"})).To(Succeed())
+			names := make([]string, 0, len(claims.Items))
+			for _, c := range claims.Items {
+				names = append(names, c.Name)
+			}
+			g.Expect(names).To(ConsistOf("data-real-0", "data-real-1", "data-real-2"), "the volumes of the members removed go with them")
+		}).WithContext(ctx).Should(Succeed())
 
 		Eventually(func() (string, error) { return etcdGet(ctx, endpoint, key) }).WithContext(ctx).Should(Equal(value))
 	})
 
 	It("replaces a member whose pod and data are lost, with a new member ID", func(ctx SpecContext) {
 		before := expectEtcdReady(ctx, cluster, 3, previous)
+		writeEtcdKeys(ctx, endpoint, "/lost-volume")
 		victim := cluster.GetName() + "-2"
 		By("deleting pod " + victim + " and its volume claim")
 		ns := cluster.GetNamespace()
@@ -228,12 +287,54 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 			g.Expect(newID).NotTo(Equal(oldID), "the lost member comes back as a new member")
 		}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
 		Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
+		expectEtcdKeys(ctx, endpoint, "/lost-volume")
 	})
+
+	It("holds a spec its members cannot start with: the failing member keeps its ID and data, and a revert brings it back", func(ctx SpecContext) {
+		before := expectEtcdReady(ctx, cluster, 3, previous)
+		writeEtcdKeys(ctx, endpoint, "/failing-spec")
+		By("giving etcd a flag value it refuses at start")
+		patchEtcdSpec(ctx, cluster, `{"spec":{"pod":{"etcdArgs":["--quota-backend-bytes=lots"]}}}`)
+		Eventually(func(g Gomega) {
+			s := getEtcdStatus(ctx, g, cluster)
+			g.Expect(s.reason("Degraded")).To(Equal("MemberFailing"))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		By("staying as it is: the other members run on, nobody is replaced")
+		Consistently(func(g Gomega) {
+			s := getEtcdStatus(ctx, g, cluster)
+			g.Expect(s.memberIDs()).To(ConsistOf(before.memberIDs()))
+			g.Expect(s.ReadyMembers).To(BeEquivalentTo(2))
+			g.Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
+		}).WithContext(ctx).WithTimeout(20 * time.Second).WithPolling(2 * time.Second).Should(Succeed())
+
+		By("reverting the spec")
+		patchEtcdSpec(ctx, cluster, `{"spec":{"pod":{"etcdArgs":null}}}`)
+		after := expectEtcdReady(ctx, cluster, 3, previous)
+		Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()), "the member came back as itself, with its data")
+		expectEtcdKeys(ctx, endpoint, "/failing-spec")
+	}, SpecTimeout(6*time.Minute))
+
+	It("makes a deleted StatefulSet again and restarts every member on its volume", func(ctx SpecContext) {
+		before := expectEtcdReady(ctx, cluster, 3, previous)
+		writeEtcdKeys(ctx, endpoint, "/deleted-statefulset")
+		sts := &appsv1.StatefulSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cluster), sts)).To(Succeed())
+		uid := sts.UID
+		By("deleting the StatefulSet and, with it, every member pod")
+		Expect(k8sClient.Delete(ctx, sts, client.PropagationPolicy(metav1.DeletePropagationForeground))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cluster), sts)).To(Succeed())
+			g.Expect(sts.UID).NotTo(Equal(uid))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		Expect(*sts.Spec.Replicas).To(BeEquivalentTo(3), "made again for the three volumes, not as a new one-member cluster")
+		after := expectEtcdReady(ctx, cluster, 3, previous)
+		Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()), "the members restarted on their data")
+		expectEtcdKeys(ctx, endpoint, "/deleted-statefulset")
+	}, SpecTimeout(6*time.Minute))
 
 	It("upgrades one member at a time, never below quorum, and keeps the data", func(ctx SpecContext) {
 		expectEtcdReady(ctx, cluster, 3, previous)
-		patch := []byte(fmt.Sprintf(`{"spec":{"version":%q}}`, current))
-		Expect(k8sClient.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, patch))).To(Succeed())
+		patchEtcdSpec(ctx, cluster, fmt.Sprintf(`{"spec":{"version":%q}}`, current))
 
 		By("watching the members while they roll from " + previous + " to " + current)
 		done := false

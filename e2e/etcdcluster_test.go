@@ -18,24 +18,27 @@ import (
 
 const etcdSample = "example-etcd-cluster"
 
-// expectEtcdObjects waits for the objects of a cluster and returns its member ConfigMap.
-func expectEtcdObjects(ctx context.Context, namespace string) *corev1.ConfigMap {
+// expectEtcdObjects waits for the objects of a cluster and returns the pod of its first
+// member, started by the operator as a new cluster.
+func expectEtcdObjects(ctx context.Context, namespace string) *corev1.Pod {
 	key := func(name string) client.ObjectKey { return client.ObjectKey{Namespace: namespace, Name: name} }
-	cm := &corev1.ConfigMap{}
+	first := &corev1.Pod{}
 	Eventually(func(g Gomega) {
 		sts := &appsv1.StatefulSet{}
 		g.Expect(k8sClient.Get(ctx, key(etcdSample), sts)).To(Succeed())
-		g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("docker.io/prgcont/etcd:v3.2.13"))
+		g.Expect(sts.Spec.Template.Spec.Containers[0].Image).To(Equal("gcr.io/etcd-development/etcd:v3.6.8"))
 		g.Expect(k8sClient.Get(ctx, key(etcdSample), &corev1.Service{})).To(Succeed())
 		g.Expect(k8sClient.Get(ctx, key(etcdSample+"-client"), &corev1.Service{})).To(Succeed())
 		g.Expect(k8sClient.Get(ctx, key(etcdSample), &policyv1.PodDisruptionBudget{})).To(Succeed())
-		g.Expect(k8sClient.Get(ctx, key(etcdSample+"-members"), cm)).To(Succeed())
+		g.Expect(k8sClient.Get(ctx, key(etcdSample+"-0"), first)).To(Succeed())
+		g.Expect(first.Spec.SchedulingGates).To(BeEmpty(), "the operator lifted the first member's gate")
+		g.Expect(first.Annotations).To(HaveKeyWithValue("etcd.database.coreos.com/initial-cluster-state", "new"))
 		// The tutorial's `kubectl get po -l etcd_cluster=...` finds the member pods.
 		pods := &corev1.PodList{}
 		g.Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"etcd_cluster": etcdSample})).To(Succeed())
 		g.Expect(pods.Items).NotTo(BeEmpty())
 	}).WithContext(ctx).Should(Succeed())
-	return cm
+	return first
 }
 
 // expectMembersUnreachable: on kwok nodes no etcd runs, and the status says so.
@@ -69,8 +72,8 @@ const (
 )
 
 // expectWrittenOnlyBy checks who wrote the sample cluster in namespace: its StatefulSet,
-// member ConfigMap and its status name the given field manager, and never the other one,
-// for a few seconds of passes.
+// its status and the start of its first member name the given field manager, and never
+// the other one, for a few seconds of passes.
 func expectWrittenOnlyBy(ctx context.Context, namespace, manager, other string) {
 	cluster := &unstructured.Unstructured{}
 	cluster.SetAPIVersion("etcd.database.coreos.com/v1beta2")
@@ -87,7 +90,9 @@ func expectWrittenOnlyBy(ctx context.Context, namespace, manager, other string) 
 	}
 	Eventually(func(g Gomega) {
 		g.Expect(writers(g, &appsv1.StatefulSet{}, etcdSample, "")).To(ConsistOf(manager))
-		g.Expect(writers(g, &corev1.ConfigMap{}, etcdSample+"-members", "")).To(ConsistOf(manager))
+		pod := writers(g, &corev1.Pod{}, etcdSample+"-0", "")
+		g.Expect(pod).To(ContainElement(manager))
+		g.Expect(pod).NotTo(ContainElement(other))
 		g.Expect(writers(g, cluster, etcdSample, "status")).To(ConsistOf(manager))
 	}).WithContext(ctx).Should(Succeed())
 	Consistently(func(g Gomega) {
@@ -118,12 +123,14 @@ var _ = Describe("The etcd-cluster operator on kwok nodes", Ordered, func() {
 
 	It("keeps a second cluster of the same name in another namespace independent", func(ctx SpecContext) {
 		applySample(ctx, "etcd-cluster", "etcd_v1beta2_etcdcluster.yaml", etc2)
-		cm := expectEtcdObjects(ctx, etc2)
-		Expect(cm.Data["ETCD_INITIAL_CLUSTER"]).To(ContainSubstring("." + etc2 + ".svc"))
-		Expect(cm.Data["ETCD_INITIAL_CLUSTER"]).NotTo(ContainSubstring("." + etc + ".svc"))
-		first := &corev1.ConfigMap{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: etc, Name: etcdSample + "-members"}, first)).To(Succeed())
-		Expect(first.OwnerReferences[0].UID).NotTo(Equal(cm.OwnerReferences[0].UID))
+		second := expectEtcdObjects(ctx, etc2)
+		initialCluster := second.Annotations["etcd.database.coreos.com/initial-cluster"]
+		Expect(initialCluster).To(ContainSubstring("." + etc2 + ".svc"))
+		Expect(initialCluster).NotTo(ContainSubstring("." + etc + ".svc"))
+		first, other := &appsv1.StatefulSet{}, &appsv1.StatefulSet{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: etc, Name: etcdSample}, first)).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: etc2, Name: etcdSample}, other)).To(Succeed())
+		Expect(first.OwnerReferences[0].UID).NotTo(Equal(other.OwnerReferences[0].UID))
 	})
 
 	It("leaves the clusterwide-annotated sample to the --cluster-wide manager", func(ctx SpecContext) {

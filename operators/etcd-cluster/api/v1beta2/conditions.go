@@ -15,19 +15,35 @@ const (
 
 // Condition reasons of an EtcdCluster.
 const (
-	ReasonAllMembersReady      = "AllMembersReady"
-	ReasonQuorumAvailable      = "QuorumAvailable"
-	ReasonMembersUnreachable   = "MembersUnreachable"
-	ReasonQuorumLost           = "QuorumLost"
-	ReasonBootstrapping        = "Bootstrapping"
-	ReasonScalingOut           = "ScalingOut"
-	ReasonScalingIn            = "ScalingIn"
-	ReasonPromotingLearner     = "PromotingLearner"
-	ReasonReplacingMember      = "ReplacingMember"
-	ReasonUpgrading            = "Upgrading"
-	ReasonStable               = "Stable"
-	ReasonPaused               = "Paused"
-	ReasonUnsupportedUpgrade   = "UnsupportedUpgrade"
+	ReasonAllMembersReady    = "AllMembersReady"
+	ReasonQuorumAvailable    = "QuorumAvailable"
+	ReasonMembersUnreachable = "MembersUnreachable"
+	ReasonQuorumLost         = "QuorumLost"
+	ReasonBootstrapping      = "Bootstrapping"
+	ReasonScalingOut         = "ScalingOut"
+	ReasonScalingIn          = "ScalingIn"
+	ReasonPromotingLearner   = "PromotingLearner"
+	ReasonReplacingMember    = "ReplacingMember"
+	ReasonUpgrading          = "Upgrading"
+	ReasonStable             = "Stable"
+	ReasonPaused             = "Paused"
+	// ReasonUpgradeRefused: spec.version is not a supported move from the running version.
+	ReasonUpgradeRefused = "UpgradeRefused"
+	// ReasonMembersUnhealthy: some members do not answer, but a quorum does.
+	ReasonMembersUnhealthy = "MembersUnhealthy"
+	// ReasonMemberFailing: a member's pod cannot run because of the spec (an image that
+	// cannot be pulled, a flag etcd refuses): the member keeps its data and waits for a spec
+	// that works; nothing else changes meanwhile.
+	ReasonMemberFailing = "MemberFailing"
+	// ReasonNoSpace: a member reached its backend quota (etcd's NOSPACE alarm): the cluster
+	// takes no writes until space is reclaimed and the alarm disarmed. No member is replaced.
+	ReasonNoSpace = "NoSpace"
+	// ReasonAlarm: a member raised another alarm, such as CORRUPT.
+	ReasonAlarm = "Alarm"
+	// ReasonRestarting: members restart onto a new spec one at a time.
+	ReasonRestarting = "Restarting"
+	// ReasonRecovering: the workloads of volumes holding data are made again.
+	ReasonRecovering           = "Recovering"
 	ReasonEvenSize             = "EvenSize"
 	ReasonAsExpected           = "AsExpected"
 	ReasonUnsafeMembershipSkip = "UnsafeMembershipChangeRefused"
@@ -40,11 +56,23 @@ const (
 
 // Labels and annotations of the CoreOS etcd operator, kept so existing tooling works.
 const (
-	// ClusterLabel is on every member pod: `kubectl get po -l etcd_cluster=<name>`.
+	// ClusterLabel is on every member pod and volume: `kubectl get po -l etcd_cluster=<name>`.
 	ClusterLabel = "etcd_cluster"
 	// ScopeAnnotation with value ScopeClusterWide marks a cluster for a --cluster-wide operator.
 	ScopeAnnotation  = "etcd.database.coreos.com/scope"
 	ScopeClusterWide = "clusterwide"
+)
+
+// How the operator starts each member: a member pod waits behind StartGate until the
+// operator has decided, from the membership it just read or changed, how it joins; it
+// writes that on the pod (the annotations below, read by etcd as environment variables)
+// and lifts the gate. A volume records whose data it holds (MemberIDAnnotation), so a pod
+// that comes back on a new volume is never started under its old member ID.
+const (
+	StartGate                     = "etcd.database.coreos.com/member-start"
+	InitialClusterAnnotation      = "etcd.database.coreos.com/initial-cluster"
+	InitialClusterStateAnnotation = "etcd.database.coreos.com/initial-cluster-state"
+	MemberIDAnnotation            = "etcd.database.coreos.com/member-id"
 )
 
 // Reasons of the operator's OperatorCondition Upgradeable (OLM holds an upgrade of the

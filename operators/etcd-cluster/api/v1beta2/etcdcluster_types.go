@@ -14,6 +14,7 @@ const (
 )
 
 // EtcdClusterSpec is the desired state of an etcd cluster.
+// +kubebuilder:validation:XValidation:rule="(has(self.pod) && has(self.pod.storage)) == (has(oldSelf.pod) && has(oldSelf.pod.storage)) && (!has(self.pod) || !has(self.pod.storage) || self.pod.storage == oldSelf.pod.storage)",message="pod.storage cannot change once the cluster exists: each member keeps the volume it has; make a new cluster to move to other storage"
 type EtcdClusterSpec struct {
 	// size is the number of members, 1 to 9. An even size tolerates no more failures than
 	// the odd size below it; it is allowed, and reported in the Degraded condition's message.
@@ -24,9 +25,12 @@ type EtcdClusterSpec struct {
 	Size int32 `json:"size,omitempty"`
 
 	// version of etcd, a semantic version without a leading "v" (the image tag is "v"+version).
+	// 3.5.0 at least: the operator adds members as learners and reads alarms and peer
+	// connections as etcd 3.5 reports them.
 	// +kubebuilder:default="3.6.8"
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$')",message="version must be a semantic version such as 3.6.8, without a leading v"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^[0-9]+\\\\.[0-9]+\\\\.[0-9]+$') || int(self.split('.')[0]) > 3 || (int(self.split('.')[0]) == 3 && int(self.split('.')[1]) >= 5)",message="etcd 3.5.0 or later is supported: the operator adds members as learners"
 	// +optional
 	Version string `json:"version,omitempty"`
 
@@ -36,6 +40,15 @@ type EtcdClusterSpec struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Repository string `json:"repository,omitempty"`
+
+	// replaceUnreachableAfter is how long a member must be unreachable, by the operator and
+	// by the cluster's leader, while every other member is healthy, before it is removed and
+	// replaced with an empty member. A member whose pod fails because of the spec, or that
+	// raised an alarm, is never replaced; a member whose volume is deleted is replaced at once.
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="replaceUnreachableAfter must be at least 1m: a slow start or a restart must not cost a member its data"
+	// +optional
+	ReplaceUnreachableAfter *metav1.Duration `json:"replaceUnreachableAfter,omitempty"`
 
 	// paused stops the operator from changing the cluster; status is still reported.
 	// +optional

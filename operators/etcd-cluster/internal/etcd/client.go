@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
@@ -31,6 +32,13 @@ type Status struct {
 	IsLearner bool
 }
 
+// Alarm is an alarm a member raised: "NOSPACE" when its backend reached its quota,
+// "CORRUPT" when its data failed a consistency check.
+type Alarm struct {
+	MemberID uint64
+	Type     string
+}
+
 // Client is the cluster API the controller uses.
 type Client interface {
 	// MemberList returns the members, learners included.
@@ -43,6 +51,11 @@ type Client interface {
 	MemberRemove(ctx context.Context, id uint64) error
 	// Status asks the member serving clientURL for its status.
 	Status(ctx context.Context, clientURL string) (Status, error)
+	// Alarms lists the cluster's raised alarms, such as NOSPACE.
+	Alarms(ctx context.Context) ([]Alarm, error)
+	// ActivePeers asks the member serving clientURL which peers it is connected to, from
+	// its etcd_network_active_peers metric: etcd's own view of who is reachable.
+	ActivePeers(ctx context.Context, clientURL string) (map[uint64]bool, error)
 	// Close releases the connections.
 	Close() error
 }
@@ -136,6 +149,34 @@ func (c *client) Status(ctx context.Context, clientURL string) (Status, error) {
 		return Status{}, fmt.Errorf("status of %s: %w", clientURL, err)
 	}
 	return Status{Leader: resp.Leader, RaftIndex: resp.RaftIndex, Version: resp.Version, IsLearner: resp.IsLearner}, nil
+}
+
+func (c *client) Alarms(ctx context.Context) ([]Alarm, error) {
+	resp, err := c.c.AlarmList(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing alarms: %w", err)
+	}
+	alarms := make([]Alarm, 0, len(resp.Alarms))
+	for _, a := range resp.Alarms {
+		alarms = append(alarms, Alarm{MemberID: a.MemberID, Type: a.Alarm.String()})
+	}
+	return alarms, nil
+}
+
+func (c *client) ActivePeers(ctx context.Context, clientURL string) (map[uint64]bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clientURL+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading the metrics of %s: %w", clientURL, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("reading the metrics of %s: %s", clientURL, resp.Status)
+	}
+	return parseActivePeers(resp.Body)
 }
 
 func (c *client) Close() error { return c.c.Close() }

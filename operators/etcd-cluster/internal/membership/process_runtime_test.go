@@ -16,16 +16,27 @@ import (
 )
 
 // processRuntime runs each member as a real etcd process on loopback: the Runtime of the
-// integration tests, standing in for the StatefulSet.
+// integration tests, standing in for the StatefulSet. A slot is a pod and its volume: the
+// data directory is the volume, the process the container.
 type processRuntime struct {
 	t     *testing.T
 	etcd  string
 	dir   string
 	mu    sync.Mutex
-	procs map[int]*exec.Cmd
+	slots map[int]*slot
 	ports map[int][2]int // client, peer
-	lost  map[int]bool
-	n     int // workloads: ordinals 0..n-1
+	n     int            // workloads: ordinals 0..n-1
+	// args are extra etcd flags by ordinal.
+	args map[int][]string
+}
+
+// slot is one member's pod and volume.
+type slot struct {
+	waiting bool   // behind its gate
+	dataOf  uint64 // recorded on the volume
+	failure string // its container cannot run, for a reason of the spec
+	proc    *exec.Cmd
+	flags   []string // the flags it was released with, for a restart of its container
 }
 
 func newProcessRuntime(t *testing.T) *processRuntime {
@@ -34,11 +45,11 @@ func newProcessRuntime(t *testing.T) *processRuntime {
 		t.Fatal(err)
 	}
 	r := &processRuntime{t: t, etcd: filepath.Join(assets, "etcd"), dir: t.TempDir(),
-		procs: map[int]*exec.Cmd{}, ports: map[int][2]int{}, lost: map[int]bool{}}
+		slots: map[int]*slot{}, ports: map[int][2]int{}, args: map[int][]string{}}
 	t.Cleanup(func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		for o := range r.procs {
+		for o := range r.slots {
 			r.kill(o)
 		}
 	})
@@ -79,88 +90,169 @@ func (r *processRuntime) dataDir(ordinal int) string {
 }
 
 // Runtime.
-func (r *processRuntime) Workloads(context.Context) (int, error) {
+func (r *processRuntime) Workloads(context.Context) ([]Workload, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.n, nil
+	var ws []Workload
+	for o := 0; o < r.n || r.slots[o] != nil; o++ {
+		s := r.slots[o]
+		if s == nil {
+			ws = append(ws, Workload{Ordinal: o, Exists: o < r.n, Waiting: true})
+			continue
+		}
+		ws = append(ws, Workload{Ordinal: o, Exists: o < r.n, Waiting: s.waiting, DataOf: s.dataOf, Failure: s.failure})
+	}
+	return ws, nil
 }
 
-func (r *processRuntime) Start(_ context.Context, ordinal int, initialCluster, state string) error {
-	if err := r.run(ordinal, initialCluster, state); err != nil {
-		return err
-	}
+func (r *processRuntime) Scale(_ context.Context, n int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.n = max(r.n, ordinal+1)
+	for o := n; o < r.n; o++ {
+		r.kill(o)
+		delete(r.slots, o)
+		if err := os.RemoveAll(r.dataDir(o)); err != nil {
+			return err
+		}
+	}
+	for o := r.n; o < n; o++ {
+		if r.slots[o] == nil {
+			r.slots[o] = &slot{}
+		}
+		r.slots[o].waiting = true
+	}
+	r.n = n
 	return nil
 }
 
-func (r *processRuntime) run(ordinal int, initialCluster, state string) error {
-	args := []string{
-		"--name=" + r.Name(ordinal), "--data-dir=" + r.dataDir(ordinal),
-		"--listen-client-urls=" + r.ClientURL(ordinal), "--advertise-client-urls=" + r.ClientURL(ordinal),
-		"--listen-peer-urls=" + r.PeerURL(ordinal), "--initial-advertise-peer-urls=" + r.PeerURL(ordinal),
-		"--initial-cluster=" + initialCluster, "--initial-cluster-state=" + state,
-		"--initial-cluster-token=membership-test", "--log-level=error", "--unsafe-no-fsync",
+func (r *processRuntime) Release(_ context.Context, ordinal int, initialCluster, state string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.slots[ordinal]
+	if s == nil || !s.waiting {
+		return fmt.Errorf("member %d is not waiting", ordinal)
 	}
+	s.waiting = false
+	s.flags = append([]string{"--initial-cluster=" + initialCluster, "--initial-cluster-state=" + state}, r.args[ordinal]...)
+	return r.run(ordinal)
+}
+
+func (r *processRuntime) Wipe(_ context.Context, ordinal int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kill(ordinal)
+	r.slots[ordinal] = &slot{waiting: true}
+	return os.RemoveAll(r.dataDir(ordinal))
+}
+
+func (r *processRuntime) Restart(_ context.Context, ordinal int) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kill(ordinal)
+	r.slots[ordinal].waiting, r.slots[ordinal].failure = true, ""
+	return nil
+}
+
+func (r *processRuntime) RecordData(_ context.Context, ordinal int, id uint64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.slots[ordinal].dataOf = id
+	return nil
+}
+
+// run starts the process of a released slot; r.mu is held.
+func (r *processRuntime) run(ordinal int) error {
+	s := r.slots[ordinal]
+	if s.failure != "" {
+		return nil // its container cannot start
+	}
+	args := append([]string{
+		"--name=" + r.Name(ordinal), "--data-dir=" + r.dataDir(ordinal),
+		"--listen-client-urls=" + r.url(ordinal, 0), "--advertise-client-urls=" + r.url(ordinal, 0),
+		"--listen-peer-urls=" + r.url(ordinal, 1), "--initial-advertise-peer-urls=" + r.url(ordinal, 1),
+		"--initial-cluster-token=membership-test", "--log-level=error", "--unsafe-no-fsync",
+	}, s.flags...)
 	logf, err := os.Create(filepath.Join(r.dir, fmt.Sprintf("%s-%d.log", r.Name(ordinal), time.Now().UnixNano())))
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(r.etcd, args...)
+	cmd := exec.Command(r.etcd, args...) //nolint:gosec // the workspace's own etcd
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	r.mu.Lock()
-	r.procs[ordinal] = cmd
-	r.mu.Unlock()
+	s.proc = cmd
 	return nil
 }
 
-func (r *processRuntime) Stop(_ context.Context, ordinal int) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.kill(ordinal)
-	if ordinal == r.n-1 {
-		r.n--
+// url is an ordinal's client (0) or peer (1) URL; r.mu is held (ports are known by then).
+func (r *processRuntime) url(ordinal, port int) string {
+	return fmt.Sprintf("http://127.0.0.1:%d", r.ports[ordinal][port])
+}
+
+// kill ends a member's process; r.mu is held.
+func (r *processRuntime) kill(ordinal int) {
+	if s := r.slots[ordinal]; s != nil && s.proc != nil {
+		_ = s.proc.Process.Signal(syscall.SIGKILL)
+		_ = s.proc.Wait()
+		s.proc = nil
 	}
-	return os.RemoveAll(r.dataDir(ordinal))
 }
 
-func (r *processRuntime) Wipe(_ context.Context, ordinal int, initialCluster string) error {
+// Faults, as a cluster deals them out.
+
+// crash kills a member's process and starts it again, as the kubelet restarts a container.
+func (r *processRuntime) crash(ordinal int) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.kill(ordinal)
-	delete(r.lost, ordinal)
-	r.mu.Unlock()
-	if err := os.RemoveAll(r.dataDir(ordinal)); err != nil {
-		return err
+	if err := r.run(ordinal); err != nil {
+		r.t.Fatal(err)
 	}
-	return r.run(ordinal, initialCluster, "existing")
 }
 
-func (r *processRuntime) Lost(_ context.Context, ordinal int) (bool, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.lost[ordinal], nil
-}
-
-// loseMember kills a member and deletes its data, as when a node and its disk are gone.
-func (r *processRuntime) loseMember(ordinal int) {
+// deletePod kills a member: its pod comes back behind its gate, on the same volume.
+func (r *processRuntime) deletePod(ordinal int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.kill(ordinal)
-	r.lost[ordinal] = true
+	r.slots[ordinal].waiting = true
+}
+
+// loseVolume kills a member and deletes its data: its pod comes back on a new, empty volume.
+func (r *processRuntime) loseVolume(ordinal int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kill(ordinal)
+	r.slots[ordinal] = &slot{waiting: true}
 	if err := os.RemoveAll(r.dataDir(ordinal)); err != nil {
 		r.t.Fatal(err)
 	}
 }
 
-// kill ends a member's process; r.mu is held.
-func (r *processRuntime) kill(ordinal int) {
-	if cmd, ok := r.procs[ordinal]; ok {
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
-		delete(r.procs, ordinal)
+// stop kills a member for good and leaves its workload as it is: a node that went away.
+func (r *processRuntime) stop(ordinal int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kill(ordinal)
+}
+
+// fail makes a member's container fail for a reason of its spec, as a bad flag would.
+func (r *processRuntime) fail(ordinal int, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.kill(ordinal)
+	r.slots[ordinal].failure = reason
+}
+
+// deleteWorkloads kills every member and deletes the workloads, leaving the volumes, as
+// deleting the StatefulSet does.
+func (r *processRuntime) deleteWorkloads() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for o := range r.slots {
+		r.kill(o)
+		r.slots[o].waiting = true
 	}
+	r.n = 0
 }

@@ -104,12 +104,6 @@ func copyManagedFields(desired, existing client.Object) (bool, error) {
 			return false, nil
 		}
 		e.Spec.Ports, e.Spec.Selector, e.Spec.PublishNotReadyAddresses = d.Spec.Ports, d.Spec.Selector, d.Spec.PublishNotReadyAddresses
-	case *corev1.ConfigMap:
-		e := existing.(*corev1.ConfigMap)
-		if equality.Semantic.DeepEqual(d.Data, e.Data) {
-			return false, nil
-		}
-		e.Data = d.Data
 	case *policyv1.PodDisruptionBudget:
 		e := existing.(*policyv1.PodDisruptionBudget)
 		if derivative(d.Spec, e.Spec) {
@@ -118,11 +112,14 @@ func copyManagedFields(desired, existing client.Object) (bool, error) {
 		e.Spec.MaxUnavailable, e.Spec.MinAvailable = d.Spec.MaxUnavailable, d.Spec.MinAvailable
 	case *appsv1.StatefulSet:
 		e := existing.(*appsv1.StatefulSet)
+		eq := equality.Semantic.DeepEqual
 		if derivative(d.Spec.Replicas, e.Spec.Replicas) && derivative(d.Spec.Template, e.Spec.Template) &&
-			clearableFieldsEqual(&d.Spec.Template, &e.Spec.Template) {
+			clearableFieldsEqual(&d.Spec.Template, &e.Spec.Template) && eq(d.Spec.UpdateStrategy, e.Spec.UpdateStrategy) &&
+			eq(d.Spec.PersistentVolumeClaimRetentionPolicy, e.Spec.PersistentVolumeClaimRetentionPolicy) {
 			return false, nil
 		}
-		e.Spec.Replicas, e.Spec.Template = d.Spec.Replicas, d.Spec.Template
+		e.Spec.Replicas, e.Spec.Template, e.Spec.UpdateStrategy = d.Spec.Replicas, d.Spec.Template, d.Spec.UpdateStrategy
+		e.Spec.PersistentVolumeClaimRetentionPolicy = d.Spec.PersistentVolumeClaimRetentionPolicy
 	default:
 		return false, fmt.Errorf("ensure: the operator manages no fields of %T", desired)
 	}

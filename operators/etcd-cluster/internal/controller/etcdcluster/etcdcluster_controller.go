@@ -6,6 +6,7 @@ package etcdcluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,11 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -58,6 +61,8 @@ type Reconciler struct {
 	RequestTimeout time.Duration
 	// Addresses is the address scheme of members; DNSAddresses when nil.
 	Addresses func(*v1beta2.EtcdCluster) membership.Addresses
+	// Outages remembers, across passes, since when members have been unreachable.
+	Outages membership.Outages
 	// ProxyEnv are the cluster's proxy settings OLM gives the manager (HTTP_PROXY, HTTPS_PROXY,
 	// NO_PROXY), passed on to every member.
 	ProxyEnv []corev1.EnvVar
@@ -69,9 +74,9 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups="",resources=services;configmaps,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups="",resources=pods;persistentvolumeclaims,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=pods;persistentvolumeclaims,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one etcd cluster towards its spec and reports what it sees.
@@ -80,6 +85,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Get(ctx, req.NamespacedName, c); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.degraded.Forget(req.Namespace, req.Name)
+			r.Outages.Forget(req.String())
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -114,8 +120,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster
 	case errors.Is(err, reconcile.TerminalError(nil)):
 		setBlocked(c, v1beta2.ReasonObjectRejected, err.Error())
 		return ctrl.Result{}, err
+	case err != nil && report.Observed.Workload == nil:
+		return ctrl.Result{}, err // nothing observed: retried with backoff, status as it was
 	case err != nil:
-		return ctrl.Result{}, err // retried with backoff; a passing failure changes no condition
+		// What the pass saw is still true: the status says it, and the step is retried.
+		setStatus(c, report, membership.Step{Action: membership.ActionWait, Reason: fmt.Sprintf("retrying %s: %v", step.Action, err)}, upgradeErr, r.addresses(c))
+		return ctrl.Result{}, err
 	}
 	r.recordStep(ctx, c, step)
 	setStatus(c, report, step, upgradeErr, r.addresses(c))
@@ -135,20 +145,26 @@ func (r *Reconciler) reconcileMembers(ctx context.Context, c *v1beta2.EtcdCluste
 			return membership.Step{}, membership.Report{}, err
 		}
 	}
-	if err := r.reconcileTemplate(ctx, c, engine, version); err != nil {
-		return membership.Step{}, membership.Report{}, err
+	step, report, err := engine.Reconcile(ctx, int(c.Spec.Size))
+	if err != nil {
+		return step, report, err
 	}
-	return engine.Reconcile(ctx, int(c.Spec.Size))
+	// After the engine recorded which volume holds which member's data, before the
+	// members restart onto it, one at a time.
+	return step, report, r.reconcileTemplate(ctx, c, report.Observed.Workloads, version)
 }
 
 // reconcileTemplate keeps an existing StatefulSet's pod template (image, policy) current
 // without touching its replicas, which only membership changes move.
-func (r *Reconciler) reconcileTemplate(ctx context.Context, c *v1beta2.EtcdCluster, e *membership.Engine, version string) error {
-	n, err := e.Runtime.Workloads(ctx)
-	if err != nil || n == 0 {
-		return err
+func (r *Reconciler) reconcileTemplate(ctx context.Context, c *v1beta2.EtcdCluster, workloads int, version string) error {
+	if workloads == 0 {
+		return nil
 	}
-	return r.ensure(ctx, c, statefulSet(c, int32(n), version, r.ProxyEnv)) //nolint:gosec // n <= 9
+	sts := &appsv1.StatefulSet{}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(c), sts); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	return r.ensure(ctx, c, statefulSet(c, ptr.Deref(sts.Spec.Replicas, 1), version, r.ProxyEnv))
 }
 
 func (r *Reconciler) engine(c *v1beta2.EtcdCluster, version string) *membership.Engine {
@@ -156,8 +172,13 @@ func (r *Reconciler) engine(c *v1beta2.EtcdCluster, version string) *membership.
 	if dial == nil {
 		dial = etcd.New
 	}
+	replaceAfter := 10 * time.Minute
+	if c.Spec.ReplaceUnreachableAfter != nil {
+		replaceAfter = c.Spec.ReplaceUnreachableAfter.Duration
+	}
 	return &membership.Engine{Dial: dial, Addr: r.addresses(c), RequestTimeout: r.RequestTimeout,
-		Runtime: &statefulSetRuntime{r: r, c: c, version: version}}
+		Runtime: &statefulSetRuntime{r: r, c: c, version: version},
+		Outages: &r.Outages, Key: client.ObjectKeyFromObject(c).String(), ReplaceAfter: replaceAfter}
 }
 
 func (r *Reconciler) apiReader() client.Reader {
@@ -194,7 +215,8 @@ func (r *Reconciler) warnEvenSize(c *v1beta2.EtcdCluster) {
 // reported once, through the Degraded condition's Event.
 func (r *Reconciler) recordStep(ctx context.Context, c *v1beta2.EtcdCluster, step membership.Step) {
 	switch step.Action {
-	case membership.ActionBootstrap, membership.ActionAdd, membership.ActionPromote, membership.ActionRemove, membership.ActionReplace:
+	case membership.ActionBootstrap, membership.ActionRecover, membership.ActionAdd, membership.ActionPromote,
+		membership.ActionRemove, membership.ActionReplace, membership.ActionWipe, membership.ActionRestart:
 		ctrl.LoggerFrom(ctx).Info("Changing membership", "action", step.Action, "member", step.Ordinal, "reason", step.Reason)
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, string(step.Action), string(step.Action), "Member %d: %s", step.Ordinal, step.Reason)
 	}
@@ -225,8 +247,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1beta2.EtcdCluster{}, builder.WithPredicates(inScope)).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
-		Owns(&corev1.ConfigMap{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		// A member pod made behind its gate waits for a pass to start it.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named(name).
 		Complete(r)
@@ -234,14 +257,23 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // CacheOptions narrows the manager's cache of the kinds a cluster owns to objects labelled
 // etcd_cluster (every object the operator makes, and the claims of its StatefulSets), so
-// its memory follows the etcd clusters, not every Pod, ConfigMap or Service in the cluster.
+// its memory follows the etcd clusters, not every Pod, claim or Service in the cluster.
 func CacheOptions(o *ctrl.Options) {
 	selector := labels.NewSelector().Add(*clusterLabelExists)
 	o.Cache.ByObject = map[client.Object]cache.ByObject{}
-	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.PersistentVolumeClaim{}, &corev1.ConfigMap{},
+	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.PersistentVolumeClaim{},
 		&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}} {
 		o.Cache.ByObject[obj] = cache.ByObject{Label: selector}
 	}
+}
+
+// clusterOfPod maps a member pod to its EtcdCluster.
+func clusterOfPod(_ context.Context, pod client.Object) []reconcile.Request {
+	name := pod.GetLabels()[v1beta2.ClusterLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
 }
 
 var clusterLabelExists = func() *labels.Requirement {

@@ -66,7 +66,13 @@ func TestEtcdClusterCreatesItsObjectsAndSaysMembersAreUnreachable(t *testing.T) 
 	g.Expect(*sts.Spec.Replicas).To(BeEquivalentTo(1))
 	g.Expect(metav1.IsControlledBy(sts, c)).To(BeTrue())
 	pod := sts.Spec.Template.Spec
-	g.Expect(pod.Containers[0].Image).To(Equal("docker.io/prgcont/etcd:v3.2.13"))
+	g.Expect(pod.Containers[0].Image).To(Equal("gcr.io/etcd-development/etcd:v3.6.8"))
+	// Members start only when the operator lifts their gate, restart only when it deletes
+	// them, and keep their volumes when the StatefulSet goes.
+	g.Expect(pod.SchedulingGates).To(ConsistOf(corev1.PodSchedulingGate{Name: v1beta2.StartGate}))
+	g.Expect(sts.Spec.UpdateStrategy.Type).To(Equal(appsv1.OnDeleteStatefulSetStrategyType))
+	g.Expect(sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenDeleted).To(Equal(appsv1.RetainPersistentVolumeClaimRetentionPolicyType))
+	g.Expect(sts.Spec.PersistentVolumeClaimRetentionPolicy.WhenScaled).To(Equal(appsv1.DeletePersistentVolumeClaimRetentionPolicyType))
 	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
 	g.Expect(*pod.Containers[0].SecurityContext.AllowPrivilegeEscalation).To(BeFalse())
 	g.Expect(sts.Spec.Template.Labels).To(HaveKeyWithValue(v1beta2.ClusterLabel, c.Name))
@@ -79,10 +85,10 @@ func TestEtcdClusterCreatesItsObjectsAndSaysMembersAreUnreachable(t *testing.T) 
 	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns}}
 	get(g, pdb)
 	g.Expect(pdb.Spec.MaxUnavailable.IntValue()).To(Equal(1), "size 3 tolerates one voluntary disruption")
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: c.Name + "-members", Namespace: ns}}
-	get(g, cm)
-	g.Expect(cm.Data).To(HaveKeyWithValue(envInitialClusterState, "new"))
-	g.Expect(cm.Data[envInitialCluster]).To(HavePrefix(c.Name + "-0=http://" + c.Name + "-0." + c.Name + "." + ns + ".svc:2380"))
+
+	// envtest runs no StatefulSet controller: make member 0's pod as it would, behind its gate.
+	member := expectStarted(t, sts, 0, "new")
+	g.Expect(member.Annotations).To(HaveKeyWithValue(v1beta2.InitialClusterAnnotation, c.Name+"-0=http://"+c.Name+"-0."+c.Name+"."+ns+".svc:2380"))
 
 	// No etcd runs in envtest: the status says so rather than pretending.
 	g.Eventually(func(g Gomega) {
@@ -93,6 +99,80 @@ func TestEtcdClusterCreatesItsObjectsAndSaysMembersAreUnreachable(t *testing.T) 
 		g.Expect(conditions.IsTrue(c, v1beta2.ReadyCondition)).To(BeFalse())
 		g.Expect(c.Status.Phase).To(Equal(v1beta2.PhaseCreating))
 		g.Expect(c.Status.ClientService).To(Equal(c.Name + "-client"))
+	}, timeout, tick).Should(Succeed())
+}
+
+// memberPod makes the pod of ordinal from the StatefulSet's template, as the StatefulSet
+// controller would (envtest runs none).
+func memberPod(t *testing.T, sts *appsv1.StatefulSet, ordinal int) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{
+		ObjectMeta: *sts.Spec.Template.ObjectMeta.DeepCopy(),
+		Spec:       *sts.Spec.Template.Spec.DeepCopy(),
+	}
+	pod.Name, pod.Namespace = fmt.Sprintf("%s-%d", sts.Name, ordinal), sts.Namespace
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data-" + pod.Name}}})
+	if err := env.Client.Create(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// expectStarted makes the pod of ordinal and waits until the operator lifts its gate,
+// telling it to join with state.
+func expectStarted(t *testing.T, sts *appsv1.StatefulSet, ordinal int, state string) *corev1.Pod {
+	t.Helper()
+	g := NewWithT(t)
+	member := memberPod(t, sts, ordinal)
+	g.Eventually(func(g Gomega) {
+		get(g, member)
+		g.Expect(member.Spec.SchedulingGates).To(BeEmpty(), "the operator starts the member")
+	}, timeout, tick).Should(Succeed())
+	g.Expect(member.Annotations).To(HaveKeyWithValue(v1beta2.InitialClusterStateAnnotation, state))
+	return member
+}
+
+// memberClaim makes the volume claim of ordinal of cluster name, holding the data of member id (none when 0).
+func memberClaim(t *testing.T, ns, name string, ordinal int, id string) {
+	t.Helper()
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("data-%s-%d", name, ordinal), Namespace: ns,
+			Labels: map[string]string{v1beta2.ClusterLabel: name, "app": "etcd"}},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if id != "" {
+		pvc.Annotations = map[string]string{v1beta2.MemberIDAnnotation: id}
+	}
+	if err := env.Client.Create(context.Background(), pvc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEtcdClusterNeverStartsANewClusterOverVolumesWithData(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	// The StatefulSet of a 3-member cluster was deleted; its volumes stayed.
+	for o, id := range []string{"a1", "b2", "c3"} {
+		memberClaim(t, ns, "survivor", o, id)
+	}
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "survivor", Namespace: ns}}
+	g.Expect(env.Client.Create(context.Background(), c)).To(Succeed())
+
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns}}
+	g.Eventually(func(g Gomega) { get(g, sts) }, timeout, tick).Should(Succeed())
+	g.Expect(*sts.Spec.Replicas).To(BeEquivalentTo(3), "the workloads of the three volumes are made again, not one new member")
+	expectStarted(t, sts, 1, "existing")
+	g.Consistently(func(g Gomega) {
+		get(g, sts)
+		g.Expect(*sts.Spec.Replicas).To(BeEquivalentTo(3))
+	}, 2*time.Second, tick).Should(Succeed())
+	g.Eventually(func(g Gomega) {
+		get(g, c)
+		g.Expect(conditions.Get(c, v1beta2.ProgressingCondition)).NotTo(BeNil())
 	}, timeout, tick).Should(Succeed())
 }
 
@@ -127,7 +207,7 @@ func TestEtcdClusterScopeFollowsTheCoreOSOperator(t *testing.T) {
 			g.Expect(c.Status.Phase).To(Equal(v1beta2.PhaseCreating))
 		}, timeout, tick).Should(Succeed())
 		for _, obj := range []client.Object{
-			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: c.Name + "-members", Namespace: c.Namespace}},
+			&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}},
 			&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: c.Namespace}},
 			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: c.Name + "-client", Namespace: c.Namespace}},
 		} {
@@ -152,15 +232,19 @@ func TestEtcdClusterCachesOnlyTheObjectsOfClusters(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)
 	c := applySample(t, "etcd_v1beta2_etcdcluster.yaml", ns)
-	foreign := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses", Namespace: ns}}
+	foreign := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}
 	g.Expect(env.Client.Create(ctx, foreign)).To(Succeed())
 	g.Expect(env.Client.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses", Namespace: ns},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app"}}}})).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		list := &corev1.ConfigMapList{}
+		list := &corev1.ServiceList{}
 		g.Expect(cached.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-		g.Expect(list.Items).To(HaveLen(1))
-		g.Expect(list.Items[0].Name).To(Equal(c.Name + "-members"))
+		names := make([]string, 0, len(list.Items))
+		for _, svc := range list.Items {
+			names = append(names, svc.Name)
+		}
+		g.Expect(names).To(ConsistOf(c.Name, c.Name+"-client"))
 	}, timeout, tick).Should(Succeed())
 	pods := &corev1.PodList{}
 	g.Expect(cached.List(ctx, pods, client.InNamespace(ns))).To(Succeed())
@@ -202,12 +286,13 @@ func TestEtcdClusterNeitherAdoptsNorOverwritesAnObjectItDoesNotControl(t *testin
 
 	// Labelled for the cluster but controlled by nothing: still not adopted.
 	g.Expect(env.Client.Delete(ctx, taken)).To(Succeed())
-	members := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "other-members", Namespace: ns,
-		Labels: map[string]string{v1beta2.ClusterLabel: "other"}}}
-	g.Expect(env.Client.Create(ctx, members)).To(Succeed())
+	peer := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: ns,
+		Labels: map[string]string{v1beta2.ClusterLabel: "other"}},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}
+	g.Expect(env.Client.Create(ctx, peer)).To(Succeed())
 	other := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: ns}}
 	g.Expect(env.Client.Create(ctx, other)).To(Succeed())
-	expectDegraded(t, other, v1beta2.ReasonObjectNotOwned, "ConfigMap other-members already exists and is controlled by no EtcdCluster")
+	expectDegraded(t, other, v1beta2.ReasonObjectNotOwned, "Service other already exists and is controlled by no EtcdCluster")
 
 	// Once the name is free, the next pass creates the cluster's own object.
 	poke(g, c, "2")
@@ -301,6 +386,9 @@ func TestEtcdClusterRejectsBadInputAtAdmission(t *testing.T) {
 		{"size of the wrong type", map[string]any{"size": "three"}, "spec.size in body must be of type integer"},
 		{"version latest", map[string]any{"version": "latest"}, "version must be a semantic version such as 3.6.8, without a leading v"},
 		{"version with a v", map[string]any{"version": "v3.6.8"}, "version must be a semantic version"},
+		{"version without learners", map[string]any{"version": "3.4.27"}, "etcd 3.5.0 or later is supported"},
+		{"the tutorial's version", map[string]any{"version": "3.2.13"}, "etcd 3.5.0 or later is supported"},
+		{"replacement at the first hiccup", map[string]any{"replaceUnreachableAfter": "10s"}, "replaceUnreachableAfter must be at least 1m"},
 		{"managed flag", map[string]any{"pod": map[string]any{"etcdArgs": []any{"--data-dir=/tmp"}}}, "etcdArgs must not set flags the operator manages"},
 		{"not a flag", map[string]any{"pod": map[string]any{"etcdArgs": []any{"quota"}}}, "each etcdArgs entry must be a flag starting with --"},
 	}
@@ -314,6 +402,21 @@ func TestEtcdClusterRejectsBadInputAtAdmission(t *testing.T) {
 			NewWithT(t).Expect(env.Client.Create(context.Background(), u)).To(MatchError(ContainSubstring(tt.want)))
 		})
 	}
+}
+
+func TestEtcdClusterRefusesAStorageChangeAtAdmission(t *testing.T) {
+	g := NewWithT(t)
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "storage", Namespace: newNamespace(t)}}
+	c.Spec.Paused = true // only admission matters here
+	size := resource.MustParse("2Gi")
+	c.Spec.Pod = &v1beta2.PodPolicy{Storage: &v1beta2.StorageSpec{Size: &size}}
+	g.Expect(env.Client.Create(context.Background(), c)).To(Succeed())
+	for _, patch := range []string{`{"spec":{"pod":{"storage":{"size":"4Gi"}}}}`, `{"spec":{"pod":{"storage":null}}}`, `{"spec":{"pod":{"storage":{"storageClassName":"fast"}}}}`} {
+		err := env.Client.Patch(context.Background(), c.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch)))
+		g.Expect(err).To(MatchError(ContainSubstring("pod.storage cannot change once the cluster exists")), patch)
+	}
+	g.Expect(env.Client.Patch(context.Background(), c.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{"spec":{"size":5}}`)))).To(Succeed(),
+		"other changes are still allowed")
 }
 
 func TestEtcdClusterDefaults(t *testing.T) {

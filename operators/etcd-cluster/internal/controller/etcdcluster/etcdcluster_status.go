@@ -23,6 +23,10 @@ var progressReasons = map[membership.Action]string{
 	membership.ActionPromote:   v1beta2.ReasonPromotingLearner,
 	membership.ActionRemove:    v1beta2.ReasonScalingIn,
 	membership.ActionReplace:   v1beta2.ReasonReplacingMember,
+	membership.ActionWipe:      v1beta2.ReasonReplacingMember,
+	membership.ActionRecover:   v1beta2.ReasonRecovering,
+	membership.ActionRestart:   v1beta2.ReasonRestarting,
+	membership.ActionRelease:   v1beta2.ReasonRestarting,
 }
 
 // memberCounts are the voting members, the healthy ones among them, and the learners.
@@ -33,7 +37,7 @@ func setStatus(c *v1beta2.EtcdCluster, rep membership.Report, step membership.St
 	c.Status.ObservedGeneration = c.Generation
 	c.Status.ClientService = clientServiceName(c)
 	n := setMembers(c, rep, addr)
-	setConditions(c, rep.Observed, n, step, upgradeErr, addr)
+	setConditions(c, rep, n, step, upgradeErr, addr)
 }
 
 // setBlocked reports a pass that could not get the cluster's objects in place: Degraded and
@@ -69,7 +73,7 @@ func setMembers(c *v1beta2.EtcdCluster, rep membership.Report, addr membership.A
 			st.LeaderID = fmt.Sprintf("%x", rep.Leader)
 		}
 		if rep.Version != "" {
-			st.CurrentVersion = rep.Version
+			st.CurrentVersion = rep.Version // the lowest a member runs
 		}
 	} else {
 		// Nothing answers: what was known of the members is no longer true.
@@ -88,9 +92,9 @@ func setMembers(c *v1beta2.EtcdCluster, rep membership.Report, addr membership.A
 }
 
 // setConditions sets Available, Progressing, Degraded and Ready, and the phase.
-func setConditions(c *v1beta2.EtcdCluster, o membership.Observed, n memberCounts, step membership.Step,
+func setConditions(c *v1beta2.EtcdCluster, rep membership.Report, n memberCounts, step membership.Step,
 	upgradeErr error, addr membership.Addresses) {
-	st := &c.Status
+	st, o := &c.Status, rep.Observed
 	voters, healthyVoters := n.voters, n.healthyVoters
 	available := o.Reachable && healthyVoters >= membership.Quorum(voters)
 	switch {
@@ -125,34 +129,66 @@ func setConditions(c *v1beta2.EtcdCluster, o membership.Observed, n memberCounts
 		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonStable, step.Reason)
 	}
 
-	switch {
-	case step.Action == membership.ActionRefuse:
-		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, v1beta2.ReasonUnsafeMembershipSkip, step.Reason)
-	case upgradeErr != nil:
-		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, v1beta2.ReasonUnsupportedUpgrade, upgradeErr.Error())
-	case !o.Reachable:
-		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, v1beta2.ReasonMembersUnreachable,
-			"the operator cannot reach any member; pods may not be running etcd, or their DNS names do not resolve from the operator")
-	case healthyVoters < voters:
-		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, v1beta2.ReasonQuorumLost,
-			fmt.Sprintf("%d of %d voting members are unhealthy", voters-healthyVoters, voters))
-	default:
-		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionFalse, v1beta2.ReasonAsExpected, "all members answer")
+	reason, message := degraded(rep, step, upgradeErr, healthyVoters, voters, available)
+	if reason == v1beta2.ReasonAsExpected {
+		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionFalse, reason, message)
+	} else {
+		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, reason, message)
 	}
 
-	ready := available && step.Action == membership.ActionNone && n.learners == 0 && healthyVoters == voters &&
+	ready := available && reason == v1beta2.ReasonAsExpected && step.Action == membership.ActionNone && n.learners == 0 && healthyVoters == voters &&
 		voters == int(c.Spec.Size) && upgradeErr == nil && st.TargetVersion == ""
 	if ready {
 		conditions.Set(c, v1beta2.ReadyCondition, metav1.ConditionTrue, v1beta2.ReasonAllMembersReady,
 			fmt.Sprintf("%d members, all healthy voters, leader %s", voters, st.LeaderID))
 	} else {
-		reason := conditions.Get(c, v1beta2.DegradedCondition)
-		if reason.Status != metav1.ConditionTrue {
-			reason = conditions.Get(c, v1beta2.ProgressingCondition)
+		cause := conditions.Get(c, v1beta2.DegradedCondition)
+		if cause.Status != metav1.ConditionTrue {
+			cause = conditions.Get(c, v1beta2.ProgressingCondition)
 		}
-		conditions.Set(c, v1beta2.ReadyCondition, metav1.ConditionFalse, reason.Reason, reason.Message)
+		conditions.Set(c, v1beta2.ReadyCondition, metav1.ConditionFalse, cause.Reason, cause.Message)
 	}
 	st.Phase = phase(c, o, changing, step)
+}
+
+// degraded is the reason and message of the Degraded condition: the first thing, in
+// order of what the user must do something about, that needs attention.
+func degraded(rep membership.Report, step membership.Step, upgradeErr error, healthyVoters, voters int, available bool) (string, string) {
+	o := rep.Observed
+	switch {
+	case step.Action == membership.ActionRefuse:
+		return v1beta2.ReasonUnsafeMembershipSkip, step.Reason
+	case upgradeErr != nil:
+		return v1beta2.ReasonUpgradeRefused, upgradeErr.Error()
+	case !o.Reachable:
+		return v1beta2.ReasonMembersUnreachable,
+			"the operator cannot reach any member; pods may not be running etcd, or their DNS names do not resolve from the operator"
+	}
+	for _, a := range rep.Alarms {
+		if a.Type == "NOSPACE" {
+			return v1beta2.ReasonNoSpace, fmt.Sprintf("member %x reached its backend quota (alarm NOSPACE): the cluster takes no writes. "+
+				"Compact and defragment, or raise --quota-backend-bytes in pod.etcdArgs, then disarm the alarm (etcdctl alarm disarm)", a.MemberID)
+		}
+	}
+	if len(rep.Alarms) > 0 {
+		return v1beta2.ReasonAlarm, fmt.Sprintf("member %x raised alarm %s", rep.Alarms[0].MemberID, rep.Alarms[0].Type)
+	}
+	var failing []string
+	for _, w := range o.Workload {
+		if w.Exists && w.Failure != "" {
+			failing = append(failing, w.Failure)
+		}
+	}
+	switch {
+	case len(failing) > 0:
+		return v1beta2.ReasonMemberFailing, strings.Join(failing, "; ") +
+			": the member keeps its data and nothing else changes until the spec works again (revert the change to bring it back)"
+	case healthyVoters < voters && !available:
+		return v1beta2.ReasonQuorumLost, fmt.Sprintf("only %d of %d voting members are healthy", healthyVoters, voters)
+	case healthyVoters < voters:
+		return v1beta2.ReasonMembersUnhealthy, fmt.Sprintf("%d of %d voting members do not answer; the quorum holds", voters-healthyVoters, voters)
+	}
+	return v1beta2.ReasonAsExpected, "all members answer"
 }
 
 func phase(c *v1beta2.EtcdCluster, o membership.Observed, changing bool, step membership.Step) v1beta2.Phase {

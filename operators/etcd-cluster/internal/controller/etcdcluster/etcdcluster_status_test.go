@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/shared/conditions"
 )
@@ -26,6 +27,16 @@ func TestSetStatus(t *testing.T) {
 	learning := append(healthy(2), membership.Member{Ordinal: 2, ID: 0xa2, Learner: true, Started: true, Healthy: true})
 	sick := healthy(3)
 	sick[2].Healthy = false
+	lostQuorum := healthy(3)
+	lostQuorum[1].Healthy, lostQuorum[2].Healthy = false, false
+	withAlarm := func(r membership.Report, alarm string) membership.Report {
+		r.Alarms = []etcd.Alarm{{MemberID: 0xa1, Type: alarm}}
+		return r
+	}
+	failing := func(r membership.Report) membership.Report {
+		r.Observed.Workload = []membership.Workload{{Ordinal: 2, Exists: true, Failure: "pod e-2: CrashLoopBackOff"}}
+		return r
+	}
 	type want struct {
 		ready, available, progressing, degraded string
 		readyTrue                               bool
@@ -47,7 +58,17 @@ func TestSetStatus(t *testing.T) {
 		{"unsafe removal refused", reachable(sick), membership.Step{Action: membership.ActionRefuse, Reason: "would lose quorum"},
 			nil, want{v1beta2.ReasonUnsafeMembershipSkip, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonUnsafeMembershipSkip, v1beta2.ReasonUnsafeMembershipSkip, false, v1beta2.PhaseRunning}},
 		{"unsupported upgrade", reachable(healthy(3)), membership.Step{Action: membership.ActionNone},
-			errors.New("skips a minor"), want{v1beta2.ReasonUnsupportedUpgrade, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonUnsupportedUpgrade, false, v1beta2.PhaseUpgrading}},
+			errors.New("skips a minor"), want{v1beta2.ReasonUpgradeRefused, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonUpgradeRefused, false, v1beta2.PhaseUpgrading}},
+		{"one member down, the quorum holds", reachable(sick), membership.Step{Action: membership.ActionNone},
+			nil, want{v1beta2.ReasonMembersUnhealthy, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonMembersUnhealthy, false, v1beta2.PhaseRunning}},
+		{"quorum lost", reachable(lostQuorum), membership.Step{Action: membership.ActionWait},
+			nil, want{v1beta2.ReasonQuorumLost, v1beta2.ReasonQuorumLost, v1beta2.ReasonStable, v1beta2.ReasonQuorumLost, false, v1beta2.PhaseRunning}},
+		{"a member's quota is full", withAlarm(reachable(healthy(3)), "NOSPACE"), membership.Step{Action: membership.ActionNone},
+			nil, want{v1beta2.ReasonNoSpace, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonNoSpace, false, v1beta2.PhaseRunning}},
+		{"a member fails because of the spec", failing(reachable(sick)), membership.Step{Action: membership.ActionNone},
+			nil, want{v1beta2.ReasonMemberFailing, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonMemberFailing, false, v1beta2.PhaseRunning}},
+		{"members restart onto a new spec", reachable(healthy(3)), membership.Step{Action: membership.ActionRestart, Ordinal: 2},
+			nil, want{v1beta2.ReasonRestarting, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonRestarting, v1beta2.ReasonAsExpected, false, v1beta2.PhaseScaling}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,5 +109,29 @@ func TestSetStatusListsMembersWithIDsAndTheLeader(t *testing.T) {
 	setStatus(c, membership.Report{Observed: membership.Observed{Workloads: 3}}, membership.Step{Action: membership.ActionWait}, nil, DNSAddresses(c))
 	if c.Status.LeaderID != "" || c.Status.ReadyMembers != 0 || c.Status.Members[0].Ready || c.Status.Phase != v1beta2.PhaseFailed {
 		t.Fatalf("status after losing contact = %+v", c.Status)
+	}
+}
+
+func TestSetStatusReportsTheLowestVersionMembersRun(t *testing.T) {
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "ns"}}
+	c.Spec.Size, c.Spec.Version = 3, "3.6.8"
+	// The engine reports the lowest version a member answering runs, not the leader's.
+	report := membership.Report{Observed: membership.Observed{Reachable: true, Members: healthy(3), Workloads: 3}, Leader: 0xa0, Version: "3.5.21"}
+	setStatus(c, report, membership.Step{Action: membership.ActionRestart}, nil, DNSAddresses(c))
+	if c.Status.CurrentVersion != "3.5.21" || c.Status.TargetVersion != "3.6.8" {
+		t.Fatalf("current %q target %q; want 3.5.21 and 3.6.8", c.Status.CurrentVersion, c.Status.TargetVersion)
+	}
+}
+
+func TestPodDisruptionBudgetFollowsTheVotingMembers(t *testing.T) {
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "ns"}}
+	c.Spec.Size = 5
+	if got := podDisruptionBudget(c).Spec.MaxUnavailable.IntValue(); got != 2 {
+		t.Fatalf("before any member is seen: maxUnavailable %d, want 2 (size 5)", got)
+	}
+	// Scaling out from 3 to 5: 3 voters and a learner. Quorum is 2 of 3: one may go, not two.
+	c.Status.Members = []v1beta2.MemberStatus{{Name: "e-0"}, {Name: "e-1"}, {Name: "e-2"}, {Name: "e-3", Learner: true}}
+	if got := podDisruptionBudget(c).Spec.MaxUnavailable.IntValue(); got != 1 {
+		t.Fatalf("3 voters and a learner: maxUnavailable %d, want 1", got)
 	}
 }

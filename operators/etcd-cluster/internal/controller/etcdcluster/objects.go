@@ -24,15 +24,18 @@ const (
 	appName    = "etcd"
 	clientName = "client" // the client port's name
 	peerName   = "peer"   // the peer port's name
-	// Keys of the member ConfigMap, read by etcd as environment variables on first start.
-	envInitialCluster      = "ETCD_INITIAL_CLUSTER"
-	envInitialClusterState = "ETCD_INITIAL_CLUSTER_STATE"
+	volumeName = "data"   // the volume claim template's name: claims are data-<pod>
 )
 
 // Names of the objects of a cluster.
 func peerServiceName(c *v1beta2.EtcdCluster) string   { return c.Name }
 func clientServiceName(c *v1beta2.EtcdCluster) string { return c.Name + "-client" }
-func configMapName(c *v1beta2.EtcdCluster) string     { return c.Name + "-members" }
+func podName(c *v1beta2.EtcdCluster, ordinal int) string {
+	return fmt.Sprintf("%s-%d", c.Name, ordinal)
+}
+func claimName(c *v1beta2.EtcdCluster, ordinal int) string {
+	return volumeName + "-" + podName(c, ordinal)
+}
 
 // selectorLabels select the member pods; ClusterLabel is the CoreOS operator's.
 func selectorLabels(c *v1beta2.EtcdCluster) map[string]string {
@@ -57,7 +60,7 @@ type dnsAddresses struct{ c *v1beta2.EtcdCluster }
 // DNSAddresses is the address scheme inside a cluster: <pod>.<cluster>.<namespace>.svc.
 func DNSAddresses(c *v1beta2.EtcdCluster) membership.Addresses { return dnsAddresses{c} }
 
-func (a dnsAddresses) Name(ordinal int) string { return fmt.Sprintf("%s-%d", a.c.Name, ordinal) }
+func (a dnsAddresses) Name(ordinal int) string { return podName(a.c, ordinal) }
 func (a dnsAddresses) host(ordinal int) string {
 	return fmt.Sprintf("%s.%s.%s.svc", a.Name(ordinal), peerServiceName(a.c), a.c.Namespace)
 }
@@ -96,24 +99,37 @@ func clientService(c *v1beta2.EtcdCluster) *corev1.Service {
 	}
 }
 
-// memberConfigMap tells a member starting with empty data which cluster to join.
-func memberConfigMap(c *v1beta2.EtcdCluster, initialCluster, state string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{
-		ObjectMeta: objectMeta(c, configMapName(c)),
-		Data:       map[string]string{envInitialCluster: initialCluster, envInitialClusterState: state},
-	}
-}
-
-// podDisruptionBudget never lets a voluntary disruption take the cluster below quorum.
+// podDisruptionBudget never lets a voluntary disruption take the cluster below the quorum
+// of its voting members as last observed (spec.size before any was): during a scale-out
+// the quorum is that of the members etcd has, not of the size asked for.
 func podDisruptionBudget(c *v1beta2.EtcdCluster) *policyv1.PodDisruptionBudget {
-	size := int(c.Spec.Size)
+	voters := 0
+	for _, m := range c.Status.Members {
+		voters += boolInt(!m.Learner)
+	}
+	if voters == 0 {
+		voters = int(c.Spec.Size)
+	}
 	return &policyv1.PodDisruptionBudget{
 		ObjectMeta: objectMeta(c, c.Name),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			Selector:       &metav1.LabelSelector{MatchLabels: selectorLabels(c)},
-			MaxUnavailable: ptr.To(intstr.FromInt32(int32(size - membership.Quorum(size)))), //nolint:gosec // size <= 9
+			MaxUnavailable: ptr.To(intstr.FromInt32(int32(voters - membership.Quorum(voters)))), //nolint:gosec // voters <= 9
 		},
 	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// fromAnnotation reads an environment variable from one of the pod's annotations.
+func fromAnnotation(name, annotation string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: fmt.Sprintf("metadata.annotations['%s']", annotation)}}}
 }
 
 // statefulSet runs the members: one pod and one volume per member. Membership is not changed
@@ -138,16 +154,17 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 		Command: []string{"/usr/local/bin/etcd"},
 		Args:    policy.EtcdArgs,
 		Env: append([]corev1.EnvVar{
-			{Name: "ETCD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+			{Name: "ETCD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 			{Name: "ETCD_DATA_DIR", Value: dataMount + "/data"},
 			{Name: "ETCD_LISTEN_CLIENT_URLS", Value: fmt.Sprintf("http://0.0.0.0:%d", clientPort)},
 			{Name: "ETCD_LISTEN_PEER_URLS", Value: fmt.Sprintf("http://0.0.0.0:%d", peerPort)},
 			{Name: "ETCD_ADVERTISE_CLIENT_URLS", Value: fmt.Sprintf("http://%s:%d", host, clientPort)},
 			{Name: "ETCD_INITIAL_ADVERTISE_PEER_URLS", Value: fmt.Sprintf("http://%s:%d", host, peerPort)},
 			{Name: "ETCD_INITIAL_CLUSTER_TOKEN", Value: c.Name + "-" + string(c.UID)},
+			// Per member, as the operator wrote them on the pod before lifting its gate.
+			fromAnnotation("ETCD_INITIAL_CLUSTER", v1beta2.InitialClusterAnnotation),
+			fromAnnotation("ETCD_INITIAL_CLUSTER_STATE", v1beta2.InitialClusterStateAnnotation),
 		}, proxyEnv...),
-		EnvFrom: []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: configMapName(c)}}}},
 		Ports: []corev1.ContainerPort{
 			{Name: clientName, ContainerPort: clientPort},
 			{Name: peerName, ContainerPort: peerPort},
@@ -159,7 +176,7 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 			PeriodSeconds: 5, FailureThreshold: 3, TimeoutSeconds: 1, SuccessThreshold: 1,
 		},
 		Resources:    policy.Resources,
-		VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: dataMount}},
+		VolumeMounts: []corev1.VolumeMount{{Name: volumeName, MountPath: dataMount}},
 		SecurityContext: &corev1.SecurityContext{
 			AllowPrivilegeEscalation: ptr.To(false),
 			ReadOnlyRootFilesystem:   ptr.To(true),
@@ -169,19 +186,27 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 	return &appsv1.StatefulSet{
 		ObjectMeta: objectMeta(c, c.Name),
 		Spec: appsv1.StatefulSetSpec{
-			ServiceName:         peerServiceName(c),
-			Replicas:            ptr.To(replicas),
+			ServiceName: peerServiceName(c),
+			Replicas:    ptr.To(replicas),
+			// Pods are made in parallel (every member must run for a quorum after they all
+			// went), but restarted by the operator only, one at a time, each once the others
+			// are healthy: a StatefulSet's rolling update waits on readiness, which is not
+			// etcd's health, and stalls on a pod that cannot start.
 			PodManagementPolicy: appsv1.ParallelPodManagement,
+			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
 			Selector:            &metav1.LabelSelector{MatchLabels: selectorLabels(c)},
 			// Scaling in deletes the removed member's volume: its data belongs to a member
-			// etcd no longer knows.
+			// etcd no longer knows. Deleting the StatefulSet leaves the volumes: the operator
+			// makes it again and the members restart on their data. The volumes go with
+			// the EtcdCluster, their owner.
 			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
-				WhenScaled: appsv1.DeletePersistentVolumeClaimRetentionPolicyType, WhenDeleted: appsv1.DeletePersistentVolumeClaimRetentionPolicyType,
+				WhenScaled: appsv1.DeletePersistentVolumeClaimRetentionPolicyType, WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: objectLabels(c)},
 				Spec: corev1.PodSpec{
 					AutomountServiceAccountToken: ptr.To(false),
+					SchedulingGates:              []corev1.PodSchedulingGate{{Name: v1beta2.StartGate}},
 					NodeSelector:                 policy.NodeSelector,
 					Tolerations:                  policy.Tolerations,
 					SecurityContext: &corev1.PodSecurityContext{
@@ -192,7 +217,7 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 				},
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
-				ObjectMeta: metav1.ObjectMeta{Name: "data", Labels: selectorLabels(c)},
+				ObjectMeta: metav1.ObjectMeta{Name: volumeName, Labels: selectorLabels(c)},
 				Spec: corev1.PersistentVolumeClaimSpec{
 					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 					StorageClassName: storageClass,

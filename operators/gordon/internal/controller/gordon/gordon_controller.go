@@ -64,6 +64,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 // reconcileNormal replaces terminated pods, scales, and computes the status.
 func (r *Reconciler) reconcileNormal(ctx context.Context, g *v1.Gordon) error {
+	// Until the cache shows the last pass's creations and deletions, counting pods would
+	// count wrong: wait for the pod events instead. Checked before listing, as the
+	// ReplicaSet controller does: an event arriving between the list and the check would
+	// satisfy the expectations of a list that does not show its pod.
+	synced := r.expectations.satisfied(keyOf(g))
 	pods, err := r.ownedPods(ctx, g)
 	if err != nil {
 		return err
@@ -71,9 +76,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *v1.Gordon) error {
 	active, terminated := classifyPods(pods)
 	before := conditions.Snapshot(g)
 	res := syncResult{deleteErr: r.removeTerminatedPods(ctx, g, terminated)}
-	// Until the cache shows the last pass's creations and deletions, counting pods would
-	// count wrong: wait for the pod events instead.
-	if r.expectations.satisfied(keyOf(g)) {
+	if synced {
 		r.scale(ctx, g, active, &res)
 	}
 	setStatus(g, active, res)
