@@ -8,9 +8,11 @@ import (
 
 // Defaults of an EtcdCluster.
 const (
-	DefaultVersion     = "3.6.8"
-	DefaultRepository  = "gcr.io/etcd-development/etcd"
-	DefaultStorageSize = "1Gi"
+	DefaultVersion    = "3.6.8"
+	DefaultRepository = "gcr.io/etcd-development/etcd"
+	// DefaultStorageSize fits etcd's default 2 GiB backend quota twice over (a
+	// defragmentation writes a second copy of the database) with the WAL and snapshots.
+	DefaultStorageSize = "8Gi"
 )
 
 // EtcdClusterSpec is the desired state of an etcd cluster.
@@ -79,8 +81,18 @@ type PodPolicy struct {
 	// +optional
 	Storage *StorageSpec `json:"storage,omitempty"`
 
+	// antiAffinity spreads members over nodes: Preferred (the default) asks the scheduler to
+	// put them on different nodes when it can; Required never puts two on one node (a
+	// cluster then needs as many schedulable nodes as members).
+	// +kubebuilder:validation:Enum=Preferred;Required
+	// +kubebuilder:default=Preferred
+	// +optional
+	AntiAffinity AntiAffinity `json:"antiAffinity,omitempty"`
+
 	// etcdArgs are extra etcd flags, such as --quota-backend-bytes=4294967296. Flags the
 	// operator manages (names, URLs, the initial cluster, the data directory) are refused.
+	// Unless they set --auto-compaction-mode or --auto-compaction-retention, members compact
+	// their history hourly (periodic, 1h).
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=256
@@ -90,10 +102,20 @@ type PodPolicy struct {
 	EtcdArgs []string `json:"etcdArgs,omitempty"`
 }
 
+// AntiAffinity is how strictly members are kept on different nodes.
+type AntiAffinity string
+
+// The anti-affinities of member pods.
+const (
+	AntiAffinityPreferred AntiAffinity = "Preferred"
+	AntiAffinityRequired  AntiAffinity = "Required"
+)
+
 // StorageSpec is the persistent volume of each member.
 type StorageSpec struct {
-	// size of each member's volume.
-	// +kubebuilder:default="1Gi"
+	// size of each member's volume; 8Gi fits etcd's default 2 GiB quota with room to
+	// defragment.
+	// +kubebuilder:default="8Gi"
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 

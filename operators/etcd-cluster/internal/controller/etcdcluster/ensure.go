@@ -128,7 +128,7 @@ func copyManagedFields(desired, existing client.Object) (bool, error) {
 
 // clearableFieldsEqual compares the template fields the spec may set and later clear:
 // DeepDerivative skips what desired leaves unset, so a removed etcd flag, toleration or
-// limit would otherwise never leave the StatefulSet. (Semantic equality treats nil and
+// limit, compaction setting or anti-affinity would otherwise never leave the StatefulSet. (Semantic equality treats nil and
 // empty alike.) A template without its container is not equal: the update restores it.
 func clearableFieldsEqual(d, e *corev1.PodTemplateSpec) bool {
 	if len(d.Spec.Containers) == 0 || len(e.Spec.Containers) == 0 {
@@ -136,6 +136,7 @@ func clearableFieldsEqual(d, e *corev1.PodTemplateSpec) bool {
 	}
 	eq := equality.Semantic.DeepEqual
 	dc, ec := d.Spec.Containers[0], e.Spec.Containers[0]
-	return eq(dc.Args, ec.Args) && eq(dc.Resources, ec.Resources) &&
-		eq(d.Spec.NodeSelector, e.Spec.NodeSelector) && eq(d.Spec.Tolerations, e.Spec.Tolerations)
+	return eq(dc.Args, ec.Args) && eq(dc.Env, ec.Env) && eq(dc.Resources, ec.Resources) &&
+		eq(d.Spec.NodeSelector, e.Spec.NodeSelector) && eq(d.Spec.Tolerations, e.Spec.Tolerations) &&
+		eq(d.Spec.Affinity, e.Spec.Affinity)
 }

@@ -37,6 +37,43 @@ func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
 	}
 }
 
+func TestMembersCompactHourlyAndSpreadOverNodesUnlessTheSpecSaysOtherwise(t *testing.T) {
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "default"},
+		Spec: v1beta2.EtcdClusterSpec{Size: 3, Version: "3.6.8", Repository: "etcd"}}
+	defaults := statefulSet(c, 3, "3.6.8", nil)
+	pod := defaults.Spec.Template.Spec
+	if env := envOf(pod.Containers[0]); env["ETCD_AUTO_COMPACTION_MODE"] != "periodic" || env["ETCD_AUTO_COMPACTION_RETENTION"] != "1h" {
+		t.Fatalf("compaction env %v; want periodic, 1h", env)
+	}
+	if a := pod.Affinity.PodAntiAffinity; len(a.PreferredDuringSchedulingIgnoredDuringExecution) != 1 || len(a.RequiredDuringSchedulingIgnoredDuringExecution) != 0 ||
+		a.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.TopologyKey != corev1.LabelHostname {
+		t.Fatalf("anti-affinity %+v; want members preferably on different nodes", a)
+	}
+
+	// etcd refuses to start with both a flag and its variable: the user's flag wins alone.
+	own := c.DeepCopy()
+	own.Spec.Pod = &v1beta2.PodPolicy{EtcdArgs: []string{"--auto-compaction-retention=10m"}, AntiAffinity: v1beta2.AntiAffinityRequired}
+	existing := defaults.DeepCopy()
+	if changed, err := copyManagedFields(statefulSet(own, 3, "3.6.8", nil), existing); err != nil || !changed {
+		t.Fatal("a compaction flag and a required anti-affinity must update the StatefulSet")
+	}
+	pod = existing.Spec.Template.Spec
+	if env := envOf(pod.Containers[0]); env["ETCD_AUTO_COMPACTION_MODE"] != "" || env["ETCD_AUTO_COMPACTION_RETENTION"] != "" {
+		t.Fatalf("compaction env %v left beside --auto-compaction-retention", env)
+	}
+	if a := pod.Affinity.PodAntiAffinity; len(a.RequiredDuringSchedulingIgnoredDuringExecution) != 1 || len(a.PreferredDuringSchedulingIgnoredDuringExecution) != 0 {
+		t.Fatalf("anti-affinity %+v; want required only", a)
+	}
+}
+
+func envOf(c corev1.Container) map[string]string {
+	env := map[string]string{}
+	for _, e := range c.Env {
+		env[e.Name] = e.Value
+	}
+	return env
+}
+
 func TestMembersGetTheProxySettingsOLMGaveTheManager(t *testing.T) {
 	c := &v1beta2.EtcdCluster{
 		ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "default"},

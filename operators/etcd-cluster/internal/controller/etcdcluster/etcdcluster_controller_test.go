@@ -423,8 +423,11 @@ func TestEtcdClusterDefaults(t *testing.T) {
 	g := NewWithT(t)
 	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: newNamespace(t)}}
 	c.Spec.Paused = true // only the defaults matter here
+	c.Spec.Pod = &v1beta2.PodPolicy{Storage: &v1beta2.StorageSpec{}}
 	g.Expect(env.Client.Create(context.Background(), c)).To(Succeed())
 	get(g, c)
+	g.Expect(c.Spec.Pod.AntiAffinity).To(Equal(v1beta2.AntiAffinityPreferred))
+	g.Expect(c.Spec.Pod.Storage.Size.String()).To(Equal(v1beta2.DefaultStorageSize), "a volume that fits etcd's default 2 GiB quota")
 	g.Expect(c.Spec.Size).To(BeEquivalentTo(3))
 	g.Expect(c.Spec.Version).To(Equal(v1beta2.DefaultVersion))
 	g.Expect(c.Spec.Repository).To(Equal(v1beta2.DefaultRepository))

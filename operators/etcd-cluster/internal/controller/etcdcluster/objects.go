@@ -2,6 +2,7 @@ package etcdcluster
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -126,6 +127,30 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// compactionEnv compacts the history hourly, unless etcdArgs choose: etcd refuses to
+// start when a flag and its environment variable are both set.
+func compactionEnv(etcdArgs []string) []corev1.EnvVar {
+	for _, a := range etcdArgs {
+		if strings.HasPrefix(a, "--auto-compaction-") {
+			return nil
+		}
+	}
+	return []corev1.EnvVar{{Name: "ETCD_AUTO_COMPACTION_MODE", Value: "periodic"}, {Name: "ETCD_AUTO_COMPACTION_RETENTION", Value: "1h"}}
+}
+
+// memberAntiAffinity keeps members on different nodes: if possible, or always.
+func memberAntiAffinity(c *v1beta2.EtcdCluster, a v1beta2.AntiAffinity) *corev1.Affinity {
+	term := corev1.PodAffinityTerm{
+		LabelSelector: &metav1.LabelSelector{MatchLabels: selectorLabels(c)},
+		TopologyKey:   corev1.LabelHostname,
+	}
+	if a == v1beta2.AntiAffinityRequired {
+		return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{term}}}
+	}
+	return &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: term}}}}
+}
+
 // fromAnnotation reads an environment variable from one of the pod's annotations.
 func fromAnnotation(name, annotation string) corev1.EnvVar {
 	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
@@ -164,7 +189,7 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 			// Per member, as the operator wrote them on the pod before lifting its gate.
 			fromAnnotation("ETCD_INITIAL_CLUSTER", v1beta2.InitialClusterAnnotation),
 			fromAnnotation("ETCD_INITIAL_CLUSTER_STATE", v1beta2.InitialClusterStateAnnotation),
-		}, proxyEnv...),
+		}, append(compactionEnv(policy.EtcdArgs), proxyEnv...)...),
 		Ports: []corev1.ContainerPort{
 			{Name: clientName, ContainerPort: clientPort},
 			{Name: peerName, ContainerPort: peerPort},
@@ -208,6 +233,7 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 					AutomountServiceAccountToken: ptr.To(false),
 					SchedulingGates:              []corev1.PodSchedulingGate{{Name: v1beta2.StartGate}},
 					NodeSelector:                 policy.NodeSelector,
+					Affinity:                     memberAntiAffinity(c, policy.AntiAffinity),
 					Tolerations:                  policy.Tolerations,
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](uid), RunAsGroup: ptr.To[int64](uid), FSGroup: ptr.To[int64](uid),

@@ -30,19 +30,15 @@ import (
 // conditionNameEnv names the OperatorCondition of an operator OLM runs; OLM sets it.
 const conditionNameEnv = "OPERATOR_CONDITION_NAME"
 
-// busyReasons are the Progressing reasons of a cluster mid-operation.
-var busyReasons = []string{
-	v1beta2.ReasonScalingOut, v1beta2.ReasonScalingIn, v1beta2.ReasonPromotingLearner,
-	v1beta2.ReasonReplacingMember, v1beta2.ReasonUpgrading,
-}
-
 // Holds lists, sorted, the clusters that hold upgrades and what each is doing.
 func Holds(clusters []v1beta2.EtcdCluster) []string {
 	var holds []string
 	for i := range clusters {
 		c := &clusters[i]
 		p := meta.FindStatusCondition(c.Status.Conditions, v1beta2.ProgressingCondition)
-		if p != nil && p.Status == metav1.ConditionTrue && slices.Contains(busyReasons, p.Reason) {
+		// Progressing is True exactly while a cluster is mid-operation (bootstrapping,
+		// scaling, promoting, replacing, restarting, recovering, upgrading).
+		if p != nil && p.Status == metav1.ConditionTrue {
 			holds = append(holds, fmt.Sprintf("%s/%s: %s", c.Namespace, c.Name, p.Reason))
 		}
 	}

@@ -24,11 +24,14 @@ func TestClustersChangingMembersOrVersionsHoldUpgrades(t *testing.T) {
 		cluster("removing", metav1.ConditionTrue, v1beta2.ReasonScalingIn),
 		cluster("promoting", metav1.ConditionTrue, v1beta2.ReasonPromotingLearner),
 		cluster("replacing", metav1.ConditionTrue, v1beta2.ReasonReplacingMember),
+		cluster("restarting", metav1.ConditionTrue, v1beta2.ReasonRestarting),
+		cluster("recovering", metav1.ConditionTrue, v1beta2.ReasonRecovering),
+		cluster("paused", metav1.ConditionFalse, v1beta2.ReasonPaused),
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "new"}}, // no status yet
 	}
 	got := Holds(clusters)
-	want := []string{"ns/adding: ScalingOut", "ns/promoting: PromotingLearner", "ns/removing: ScalingIn",
-		"ns/replacing: ReplacingMember", "ns/upgrading: Upgrading"}
+	want := []string{"ns/adding: ScalingOut", "ns/promoting: PromotingLearner", "ns/recovering: Recovering", "ns/removing: ScalingIn",
+		"ns/replacing: ReplacingMember", "ns/restarting: Restarting", "ns/upgrading: Upgrading"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("holds %q, want %q", got, want)
 	}
