@@ -79,7 +79,25 @@ func TestBenchGordon(t *testing.T) {
 	time.Sleep(10 * time.Second)
 	steadyAfter := scrapeRequests(t)
 	peakMemory := peakRSS(t, manager)
-	deleteNamespace(t, c, opNS) // frees the nodes' pod slots for the anchor
+	deleteNamespace(t, c, opNS) // frees the nodes' pod slots for the next run
+	stopBenchManager(manager)
+
+	// Like for like: gordon with kube-controller-manager's client limits and ReplicaSet workers.
+	limited := startBenchManager(t, rsClientLimits...)
+	limNS := benchNamespace(t, c, "bench-gordon-limited")
+	limUp := timeUntilRunning(t, c, limNS, func() {
+		for i := range benchOwners {
+			g := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "operator.prgcont.cz/v1", "kind": "Gordon",
+				"metadata": map[string]any{"name": fmt.Sprintf("g%03d", i), "namespace": limNS},
+				"spec":     map[string]any{"gordon": map[string]any{"replicas": int64(benchReplicas)}},
+			}}
+			must(t, c.Create(ctx, g))
+		}
+	})
+	limReplace := timeUntilRunning(t, c, limNS, func() { deleteEveryNth(t, c, limNS, benchDeleteFrac) })
+	deleteNamespace(t, c, limNS)
+	stopBenchManager(limited)
 
 	rsNS := benchNamespace(t, c, "bench-replicaset")
 	rsUp := timeUntilRunning(t, c, rsNS, func() {
@@ -92,24 +110,44 @@ func TestBenchGordon(t *testing.T) {
 
 	total := benchOwners * benchReplicas
 	fmt.Printf("\n== bench-gordon: %d owners x %d replicas = %d pods on kwok nodes\n", benchOwners, benchReplicas, total)
-	fmt.Printf("%-34s %12s %12s %8s\n", "", "gordon", "replicaset", "ratio")
-	fmt.Printf("%-34s %12s %12s %8.2f\n", "create to all Running", opUp.Round(time.Millisecond), rsUp.Round(time.Millisecond), opUp.Seconds()/rsUp.Seconds())
-	fmt.Printf("%-34s %12s %12s %8.2f\n", fmt.Sprintf("replace %d deleted pods", total/benchDeleteFrac),
-		opReplace.Round(time.Millisecond), rsReplace.Round(time.Millisecond), opReplace.Seconds()/rsReplace.Seconds())
+	fmt.Printf("%-34s %-40s %12s %12s %8s\n", "", "gordon run", "gordon", "replicaset", "ratio")
+	for _, row := range []struct {
+		name, run          string
+		gordon, replicaset time.Duration
+	}{
+		{"create to all Running", "no client limit, 4 workers", opUp, rsUp},
+		{"create to all Running", "QPS 50, burst 100, 5 workers (fair)", limUp, rsUp},
+		{fmt.Sprintf("replace %d deleted pods", total/benchDeleteFrac), "no client limit, 4 workers", opReplace, rsReplace},
+		{fmt.Sprintf("replace %d deleted pods", total/benchDeleteFrac), "QPS 50, burst 100, 5 workers (fair)", limReplace, rsReplace},
+	} {
+		fmt.Printf("%-34s %-40s %12s %12s %8.2f\n", row.name, row.run, row.gordon.Round(time.Millisecond),
+			row.replicaset.Round(time.Millisecond), row.gordon.Seconds()/row.replicaset.Seconds())
+	}
 	fmt.Printf("every Gordon's status Ready after the replacement: %s later\n", statusCaughtUp.Round(time.Millisecond))
 	fmt.Printf("operator API requests (create + replace): %s\n", requestsAfter.sub(requestsBefore))
 	fmt.Printf("operator API requests in 10 s of steady state: %s (writes: %d)\n",
 		steadyAfter.sub(steadyBefore), steadyAfter.sub(steadyBefore).writes())
 	fmt.Printf("operator peak memory (VmHWM): %.1f MiB\n", float64(peakMemory)/(1<<20))
-	fmt.Println("client limits: gordon manager none (API Priority and Fairness); kube-controller-manager QPS 50, burst 100, 5 ReplicaSet workers")
+	fmt.Println("client limits: kube-controller-manager QPS 50, burst 100, 5 ReplicaSet workers (its defaults, which the local cluster keeps); " +
+		"the fair rows run gordon with the same (--kube-api-qps=50 --kube-api-burst=100 --max-concurrent-reconciles=5); " +
+		"the others with none (API Priority and Fairness) and 4 workers. Requests and memory are of the first run.")
 
 	if w := steadyAfter.sub(steadyBefore).writes(); w != 0 {
 		t.Errorf("the operator made %d writes in steady state, want 0", w)
 	}
 }
 
+// rsClientLimits are kube-controller-manager's client limits and ReplicaSet workers on the
+// local cluster, for the like-for-like run.
+var rsClientLimits = []string{"--kube-api-qps=50", "--kube-api-burst=100", "--max-concurrent-reconciles=5"}
+
+func stopBenchManager(cmd *exec.Cmd) {
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+}
+
 // startBenchManager builds and runs the gordon manager with plain-HTTP metrics on loopback.
-func startBenchManager(t *testing.T) *exec.Cmd {
+func startBenchManager(t *testing.T, args ...string) *exec.Cmd {
 	bin := filepath.Join(t.TempDir(), "gordon-manager")
 	build := exec.Command("go", "build", "-o", bin, "./cmd")
 	build.Dir = filepath.Join("..", "operators", "gordon")
@@ -118,14 +156,11 @@ func startBenchManager(t *testing.T) *exec.Cmd {
 	}
 	logf, err := os.Create(filepath.Join(t.TempDir(), "manager.log"))
 	must(t, err)
-	cmd := exec.Command(bin, "--metrics-bind-address="+benchMetrics, "--metrics-secure=false",
-		"--health-probe-bind-address=0", "--leader-elect=false")
+	cmd := exec.Command(bin, append([]string{"--metrics-bind-address=" + benchMetrics, "--metrics-secure=false",
+		"--health-probe-bind-address=0", "--leader-elect=false"}, args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	must(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
+	t.Cleanup(func() { stopBenchManager(cmd) })
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		if resp, err := http.Get("http://" + benchMetrics + "/metrics"); err == nil {

@@ -33,7 +33,12 @@ type Flags struct {
 	EnableHTTP2   bool
 	// MaxConcurrentReconciles is how many objects of a kind a controller reconciles at once.
 	MaxConcurrentReconciles int
-	Zap                     zap.Options
+	// KubeAPIQPS and KubeAPIBurst limit the manager's requests on the client side; 0 leaves
+	// controller-runtime's default (no client-side limit: the API server's Priority and
+	// Fairness shapes the load).
+	KubeAPIQPS   float64
+	KubeAPIBurst int
+	Zap          zap.Options
 }
 
 // Bind registers the flags on fs with the defaults of an in-cluster deployment, but for leader
@@ -52,6 +57,9 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 		"Serve metrics over HTTP/2 too (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
 	fs.IntVar(&f.MaxConcurrentReconciles, "max-concurrent-reconciles", 4,
 		"How many custom resources of a kind are reconciled at once (each object is only ever reconciled by one worker).")
+	fs.Float64Var(&f.KubeAPIQPS, "kube-api-qps", 0,
+		"Client-side limit on API requests per second (0: none, API Priority and Fairness applies); kube-controller-manager uses 50 (burst 100) by default.")
+	fs.IntVar(&f.KubeAPIBurst, "kube-api-burst", 0, "Burst above --kube-api-qps (0: none).")
 	f.Zap = zap.Options{Development: false}
 	f.Zap.BindFlags(fs)
 }
@@ -74,6 +82,9 @@ func New(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ctrl.O
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	if f.KubeAPIQPS > 0 {
+		cfg.QPS, cfg.Burst = float32(f.KubeAPIQPS), max(f.KubeAPIBurst, int(f.KubeAPIQPS))
 	}
 	var tlsOpts []func(*tls.Config)
 	if !f.EnableHTTP2 {

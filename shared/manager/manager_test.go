@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 func TestWatchNamespaces(t *testing.T) {
@@ -48,11 +49,11 @@ func TestLeaderElectionIsOffUnlessAsked(t *testing.T) {
 	}
 }
 
-// New with the default flags and a kubeconfig, outside a cluster, builds a manager: it must
-// not need a namespace for a leader-election lease. Building it contacts no API server.
-func TestNewBuildsAManagerOutsideACluster(t *testing.T) {
+// nowhereKubeconfig points KUBECONFIG at an API server nothing answers for: nothing in New
+// may need an answer.
+func nowhereKubeconfig(t *testing.T) {
+	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	// Nothing listens on port 1: nothing in New may need an answer.
 	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
 kind: Config
 clusters: [{name: nowhere, cluster: {server: "https://127.0.0.1:1"}}]
@@ -64,15 +65,37 @@ current-context: nowhere
 	}
 	t.Setenv("KUBECONFIG", kubeconfig)
 	t.Setenv(WatchNamespaceEnv, "")
+}
 
+// newManager builds a manager from args, with the listeners moved off their in-cluster
+// ports, which another process may hold.
+func newManager(t *testing.T, args ...string) ctrl.Manager {
+	t.Helper()
+	nowhereKubeconfig(t)
 	var f Flags
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	f.Bind(fs)
-	// Only the listeners are moved off their in-cluster ports, which another process may hold.
-	if err := fs.Parse([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}); err != nil {
+	if err := fs.Parse(append([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0"}, args...)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New("test", f, runtime.NewScheme()); err != nil {
-		t.Fatalf("New with the default flags outside a cluster: %v", err)
+	mgr, err := New("test", f, runtime.NewScheme())
+	if err != nil {
+		t.Fatalf("New with %v outside a cluster: %v", args, err)
+	}
+	return mgr
+}
+
+// New with the default flags and a kubeconfig, outside a cluster, builds a manager: it must
+// not need a namespace for a leader-election lease. Building it contacts no API server.
+func TestNewBuildsAManagerOutsideACluster(t *testing.T) {
+	newManager(t)
+}
+
+func TestClientLimitsAreControllerRuntimesUnlessSet(t *testing.T) {
+	if cfg := newManager(t).GetConfig(); cfg.QPS > 0 {
+		t.Errorf("default QPS %v: want controller-runtime's (no client-side limit)", cfg.QPS)
+	}
+	if cfg := newManager(t, "--kube-api-qps=50", "--kube-api-burst=100").GetConfig(); cfg.QPS != 50 || cfg.Burst != 100 {
+		t.Errorf("QPS %v burst %d; want 50 and 100", cfg.QPS, cfg.Burst)
 	}
 }
