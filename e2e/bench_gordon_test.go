@@ -58,16 +58,7 @@ func TestBenchGordon(t *testing.T) {
 
 	opNS := benchNamespace(t, c, "bench-gordon")
 	requestsBefore := scrapeRequests(t)
-	opUp := timeUntilRunning(t, c, opNS, func() {
-		for i := range benchOwners {
-			g := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": "operator.prgcont.cz/v1", "kind": "Gordon",
-				"metadata": map[string]any{"name": fmt.Sprintf("g%03d", i), "namespace": opNS},
-				"spec":     map[string]any{"gordon": map[string]any{"replicas": int64(benchReplicas)}},
-			}}
-			must(t, c.Create(ctx, g))
-		}
-	})
+	opUp := timeUntilRunning(t, c, opNS, func() { createGordons(t, c, opNS) })
 	opReplace := timeUntilRunning(t, c, opNS, func() { deleteEveryNth(t, c, opNS, benchDeleteFrac) })
 	requestsAfter := scrapeRequests(t)
 
@@ -85,16 +76,7 @@ func TestBenchGordon(t *testing.T) {
 	// Like for like: gordon with kube-controller-manager's client limits and ReplicaSet workers.
 	limited := startBenchManager(t, rsClientLimits...)
 	limNS := benchNamespace(t, c, "bench-gordon-limited")
-	limUp := timeUntilRunning(t, c, limNS, func() {
-		for i := range benchOwners {
-			g := &unstructured.Unstructured{Object: map[string]any{
-				"apiVersion": "operator.prgcont.cz/v1", "kind": "Gordon",
-				"metadata": map[string]any{"name": fmt.Sprintf("g%03d", i), "namespace": limNS},
-				"spec":     map[string]any{"gordon": map[string]any{"replicas": int64(benchReplicas)}},
-			}}
-			must(t, c.Create(ctx, g))
-		}
-	})
+	limUp := timeUntilRunning(t, c, limNS, func() { createGordons(t, c, limNS) })
 	limReplace := timeUntilRunning(t, c, limNS, func() { deleteEveryNth(t, c, limNS, benchDeleteFrac) })
 	deleteNamespace(t, c, limNS)
 	stopBenchManager(limited)
@@ -134,6 +116,18 @@ func TestBenchGordon(t *testing.T) {
 
 	if w := steadyAfter.sub(steadyBefore).writes(); w != 0 {
 		t.Errorf("the operator made %d writes in steady state, want 0", w)
+	}
+}
+
+// createGordons creates the benchmark's Gordons in namespace.
+func createGordons(t *testing.T, c client.Client, namespace string) {
+	for i := range benchOwners {
+		g := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "operator.prgcont.cz/v1", "kind": "Gordon",
+			"metadata": map[string]any{"name": fmt.Sprintf("g%03d", i), "namespace": namespace},
+			"spec":     map[string]any{"gordon": map[string]any{"replicas": int64(benchReplicas)}},
+		}}
+		must(t, c.Create(context.Background(), g))
 	}
 }
 
