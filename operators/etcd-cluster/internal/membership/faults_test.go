@@ -233,7 +233,7 @@ func TestMembershipNeverReplacesAMemberWithANoSpaceAlarm(t *testing.T) {
 	e.Outages, e.Key, e.ReplaceAfter = &Outages{}, "test", time.Second
 	steps, report := passes(t, e, 3, 5*time.Second)
 	for _, s := range steps {
-		if s.Action != ActionNone {
+		if s.Action != ActionNone && s.Action != ActionWait { // Wait: a slow answer under load
 			t.Fatalf("steps %v; a cluster with a NOSPACE alarm is left as it is", actions(steps))
 		}
 	}
@@ -262,11 +262,17 @@ func TestMembershipFinishesAReplacementAStoppedManagerLeftHalfway(t *testing.T) 
 	_, rt, c, before := threeMembers(t)
 	w := startWriter(t, c, "/halfway")
 	rt.stop(1)
-	// The manager removed member 1 and stopped before wiping its volume.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := c.MemberRemove(ctx, before["member-1"]); err != nil {
-		t.Fatal(err)
+	// The manager removed member 1 and stopped before wiping its volume. etcd refuses the
+	// removal for a few seconds after the last promotion (unhealthy cluster): retried.
+	removed := false
+	for deadline := time.Now().Add(30 * time.Second); !removed && time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := c.MemberRemove(ctx, before["member-1"])
+		cancel()
+		removed = err == nil
+	}
+	if !removed {
+		t.Fatal("etcd never accepted the removal of member-1")
 	}
 	restarted := &Engine{Dial: etcd.New, Runtime: rt, Addr: rt}
 	steps := converge(t, restarted, 3)
