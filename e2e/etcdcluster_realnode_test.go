@@ -173,22 +173,44 @@ func writeEtcdKeys(ctx context.Context, endpoint, prefix string) {
 	}
 }
 
-// expectEtcdKeys reads back every key writeEtcdKeys put under prefix, and reports the count
-// and a checksum of what was written and what was read.
-func expectEtcdKeys(ctx context.Context, endpoint, prefix string) {
-	written, read := sha256.New(), sha256.New()
+// expectEtcdKeys reads back the first written keys put under prefix (by writeEtcdKeys or
+// writeEtcdKeysUntil), and reports the count and a checksum of what was written and read.
+func expectEtcdKeys(ctx context.Context, endpoint, prefix string, written int) {
+	want, read := sha256.New(), sha256.New()
 	n := 0
-	for i := range faultKeys {
+	for i := range written {
 		k, v := faultKey(prefix, i)
 		got, err := etcdGet(ctx, endpoint, k)
 		Expect(err).NotTo(HaveOccurred())
-		_, _ = fmt.Fprintf(written, "%s=%s\n", k, v)
+		_, _ = fmt.Fprintf(want, "%s=%s\n", k, v)
 		_, _ = fmt.Fprintf(read, "%s=%s\n", k, got)
 		n++
 	}
 	sum := func(h hash.Hash) string { return fmt.Sprintf("%x", h.Sum(nil))[:12] }
-	By(fmt.Sprintf("keys written %d, read back %d; checksum written %s, read %s", faultKeys, n, sum(written), sum(read)))
-	Expect(sum(read)).To(Equal(sum(written)))
+	By(fmt.Sprintf("keys written %d, read back %d; checksum written %s, read %s", written, n, sum(want), sum(read)))
+	Expect(sum(read)).To(Equal(sum(want)))
+}
+
+// writeEtcdKeysUntil puts keys under prefix, one after another, until stop is closed, and
+// sends how many etcd acknowledged. A put that fails (the member behind the Service is
+// restarting, the leader changes) is tried again until etcd acknowledges it.
+func writeEtcdKeysUntil(ctx context.Context, endpoint, prefix string, stop <-chan struct{}, acked chan<- int) {
+	defer GinkgoRecover()
+	n := 0
+	for {
+		select {
+		case <-stop:
+			acked <- n
+			return
+		default:
+		}
+		k, v := faultKey(prefix, n)
+		if err := etcdPut(ctx, endpoint, k, v); err != nil {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		n++
+	}
 }
 
 func scaleEtcd(ctx context.Context, c *unstructured.Unstructured, size int) {
@@ -287,8 +309,43 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 			g.Expect(newID).NotTo(Equal(oldID), "the lost member comes back as a new member")
 		}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
 		Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
-		expectEtcdKeys(ctx, endpoint, "/lost-volume")
+		expectEtcdKeys(ctx, endpoint, "/lost-volume", faultKeys)
 	})
+
+	It("keeps every acknowledged write while the leader's pod and then another member's are killed during writes", func(ctx SpecContext) {
+		before := expectEtcdReady(ctx, cluster, 3, previous)
+		stop, acked := make(chan struct{}), make(chan int, 1)
+		go writeEtcdKeysUntil(ctx, endpoint, "/killed-pods", stop, acked)
+		leader := ""
+		for _, m := range before.Members {
+			if m.ID == before.LeaderID {
+				leader = m.Name
+			}
+		}
+		Expect(leader).NotTo(BeEmpty())
+		follower := cluster.GetName() + "-0"
+		if leader == follower {
+			follower = cluster.GetName() + "-1"
+		}
+		for _, victim := range []string{leader, follower} {
+			By("killing pod " + victim + " while keys are written")
+			pod := &corev1.Pod{}
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: victim}, pod)).To(Succeed())
+			killed := pod.UID
+			Expect(k8sClient.Delete(ctx, pod, client.GracePeriodSeconds(0))).To(Succeed())
+			Eventually(func(g Gomega) {
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+				g.Expect(pod.UID).NotTo(Equal(killed), "the StatefulSet made the pod again")
+				g.Expect(podReady(pod)).To(BeTrue())
+				after := checkEtcdReady(ctx, g, cluster, 3, previous)
+				g.Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()), "a killed pod is the same member again, on its data")
+			}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		}
+		close(stop)
+		written := <-acked
+		Expect(written).To(BeNumerically(">", 0))
+		expectEtcdKeys(ctx, endpoint, "/killed-pods", written)
+	}, SpecTimeout(8*time.Minute))
 
 	It("holds a spec its members cannot start with: the failing member keeps its ID and data, and a revert brings it back", func(ctx SpecContext) {
 		before := expectEtcdReady(ctx, cluster, 3, previous)
@@ -311,7 +368,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		patchEtcdSpec(ctx, cluster, `{"spec":{"pod":{"etcdArgs":null}}}`)
 		after := expectEtcdReady(ctx, cluster, 3, previous)
 		Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()), "the member came back as itself, with its data")
-		expectEtcdKeys(ctx, endpoint, "/failing-spec")
+		expectEtcdKeys(ctx, endpoint, "/failing-spec", faultKeys)
 	}, SpecTimeout(6*time.Minute))
 
 	It("makes a deleted StatefulSet again and restarts every member on its volume", func(ctx SpecContext) {
@@ -329,7 +386,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		Expect(*sts.Spec.Replicas).To(BeEquivalentTo(3), "made again for the three volumes, not as a new one-member cluster")
 		after := expectEtcdReady(ctx, cluster, 3, previous)
 		Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()), "the members restarted on their data")
-		expectEtcdKeys(ctx, endpoint, "/deleted-statefulset")
+		expectEtcdKeys(ctx, endpoint, "/deleted-statefulset", faultKeys)
 	}, SpecTimeout(6*time.Minute))
 
 	It("upgrades one member at a time, never below quorum, and keeps the data", func(ctx SpecContext) {

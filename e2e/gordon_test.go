@@ -42,13 +42,19 @@ func expectGordonRunning(ctx context.Context, gordon *unstructured.Unstructured,
 			g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning))
 			names = append(names, p.Name)
 		}
-		got := gordon.DeepCopy()
-		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(gordon), got)).To(Succeed())
-		listed, _, _ := unstructured.NestedSlice(got.Object, "status", "pods")
+		listed, _, _ := unstructured.NestedSlice(gordonStatus(ctx, g, gordon), "pods")
 		g.Expect(listed).To(ConsistOf(names...))
 		g.Expect(conditionStatus(ctx, gordon, "Ready")).To(Equal("True"))
 	}).WithContext(ctx).Should(Succeed())
 	return pods
+}
+
+// gordonStatus reads the Gordon's status.
+func gordonStatus(ctx context.Context, g Gomega, gordon *unstructured.Unstructured) map[string]any {
+	got := gordon.DeepCopy()
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(gordon), got)).To(Succeed())
+	status, _, _ := unstructured.NestedMap(got.Object, "status")
+	return status
 }
 
 func scaleGordon(ctx context.Context, gordon *unstructured.Unstructured, replicas int) {
@@ -98,6 +104,27 @@ var _ = Describe("The gordon operator", Ordered, func() {
 			for _, p := range live {
 				g.Expect(p.Name).NotTo(Equal(victim.Name))
 			}
+		}).WithContext(ctx).Should(Succeed())
+		expectGordonRunning(ctx, gordon, 3)
+	})
+
+	It("rolls its pods to a changed pod template", func(ctx SpecContext) {
+		before := expectGordonRunning(ctx, gordon, 3)
+		patch := client.RawPatch("application/merge-patch+json",
+			[]byte(`{"spec":{"gordon":{"env":[{"name":"GREETING","value":"hello"}],"rollingUpdate":{"maxSurge":1,"maxUnavailable":0}}}}`))
+		Expect(k8sClient.Patch(ctx, gordon, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			pods := gordonPods(ctx, g, ns, gordon.GetName())
+			g.Expect(len(pods)).To(BeNumerically("<=", 4), "more pods than replicas + maxSurge")
+			g.Expect(pods).To(HaveLen(3))
+			for _, p := range pods {
+				g.Expect(p.Spec.Containers[0].Env).To(ContainElement(corev1.EnvVar{Name: "GREETING", Value: "hello"}))
+				for _, old := range before {
+					g.Expect(p.Name).NotTo(Equal(old.Name))
+				}
+			}
+			updated, _, _ := unstructured.NestedInt64(gordonStatus(ctx, g, gordon), "updatedReplicas")
+			g.Expect(updated).To(BeEquivalentTo(3))
 		}).WithContext(ctx).Should(Succeed())
 		expectGordonRunning(ctx, gordon, 3)
 	})

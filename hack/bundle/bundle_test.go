@@ -14,7 +14,7 @@ import (
 )
 
 // gordonVersion is the gordon release the tests generate; the catalog template lists it.
-const gordonVersion = "0.3.0"
+const gordonVersion = "0.4.0"
 
 // configuredImage is the manager image an operator's config/manager sets (newName:newTag),
 // which the bundle must name: read, so that bumping the tag there does not break these tests.
@@ -60,7 +60,7 @@ func TestCSVNamesTheVersionAndTheUpgradeEdge(t *testing.T) {
 	if csv.Name != "quintet-gordon.v"+gordonVersion || csv.Spec.Version.String() != gordonVersion {
 		t.Errorf("name %s, version %s", csv.Name, csv.Spec.Version.String())
 	}
-	if csv.Spec.Replaces != "quintet-gordon.v0.2.0" || csv.Annotations["olm.skipRange"] != ">=0.1.0 <0.3.0" {
+	if csv.Spec.Replaces != "quintet-gordon.v0.3.0" || csv.Annotations["olm.skipRange"] != ">=0.1.0 <0.4.0" {
 		t.Errorf("replaces %q, skipRange %q", csv.Spec.Replaces, csv.Annotations["olm.skipRange"])
 	}
 	if !strings.Contains(csv.Annotations["alm-examples"], `"kind": "Gordon"`) {

@@ -1,9 +1,9 @@
 // Command bundle generates an operator's OLM bundle (registry+v1) from its kustomize config,
 // the way `operator-sdk generate bundle` does, without copy-pasted CSVs:
 //
-//	bundle --config operators/gordon/config/manifests --package quintet-gordon --version 0.3.0 \
-//	       --image 127.0.0.1:5000/quintet/gordon:v0.3.0 --release config/catalog/quintet-gordon.yaml \
-//	       --out bundles/gordon/0.3.0
+//	bundle --config operators/gordon/config/manifests --package quintet-gordon --version 0.4.0 \
+//	       --image 127.0.0.1:5000/quintet/gordon:v0.4.0 --release config/catalog/quintet-gordon.yaml \
+//	       --out bundles/gordon/0.4.0
 //
 // config/manifests is a kustomization of the CSV base (bases/<package>.clusterserviceversion.yaml),
 // ../default (CRDs, RBAC, manager), ../samples and ../scorecard. The bundle gets manifests/

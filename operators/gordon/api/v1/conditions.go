@@ -6,7 +6,8 @@ const (
 	ReadyCondition = "Ready"
 	// ProgressingCondition is True while pods are being created, removed or becoming Ready.
 	ProgressingCondition = "Progressing"
-	// DegradedCondition is True when the last attempt to create or delete pods failed.
+	// DegradedCondition is True when the last attempt to create or delete pods failed, or pods
+	// keep failing.
 	DegradedCondition = "Degraded"
 )
 
@@ -20,12 +21,17 @@ const (
 	ReasonScalingUp = "ScalingUp"
 	// ReasonScalingDown: more pods than desired.
 	ReasonScalingDown = "ScalingDown"
+	// ReasonRollingUpdate: some pods run an older pod template and are being replaced.
+	ReasonRollingUpdate = "RollingUpdate"
 	// ReasonStable: the pods match the spec.
 	ReasonStable = "Stable"
 	// ReasonPodCreateFailed: the API server refused to create a pod.
 	ReasonPodCreateFailed = "PodCreateFailed"
 	// ReasonPodDeleteFailed: the API server refused to delete a pod.
 	ReasonPodDeleteFailed = "PodDeleteFailed"
+	// ReasonPodsFailing: pods keep failing (terminated, crash-looping, image not pulled);
+	// terminated ones are replaced after a growing back-off.
+	ReasonPodsFailing = "PodsFailing"
 	// ReasonAsExpected: nothing is wrong.
 	ReasonAsExpected = "AsExpected"
 )
@@ -43,4 +49,7 @@ const (
 	// GordonLabel carries the name of the Gordon a pod belongs to:
 	// `kubectl get pods -l operator.prgcont.cz/gordon=<name>`.
 	GordonLabel = "operator.prgcont.cz/gordon"
+	// TemplateHashLabel carries the hash of the pod template a pod was made from; pods with
+	// another hash are outdated and rolled.
+	TemplateHashLabel = "operator.prgcont.cz/pod-template-hash"
 )

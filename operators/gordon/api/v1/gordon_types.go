@@ -3,6 +3,7 @@ package v1
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // DefaultImage is the image of the tutorial's gordon pods.
@@ -42,6 +43,37 @@ type GordonPods struct {
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
+	// env of the gordon container, after the cluster's proxy variables.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Env []corev1.EnvVar `json:"env,omitempty"`
+
+	// readinessProbe of the gordon container: a pod counts as available only while it passes.
+	// +optional
+	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
+
+	// livenessProbe of the gordon container: the kubelet restarts the container when it fails.
+	// +optional
+	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
+
+	// startupProbe of the gordon container: the other probes wait until it passes.
+	// +optional
+	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
+
+	// securityContext of the gordon container. Its unset fields keep the defaults that meet the
+	// restricted Pod Security level (non-root user 65532, no privilege escalation, all
+	// capabilities dropped); settings that break that level are refused.
+	// +kubebuilder:validation:XValidation:rule="!has(self.privileged) || !self.privileged",message="privileged containers break the restricted Pod Security level"
+	// +kubebuilder:validation:XValidation:rule="!has(self.allowPrivilegeEscalation) || !self.allowPrivilegeEscalation",message="allowPrivilegeEscalation must be false under the restricted Pod Security level"
+	// +kubebuilder:validation:XValidation:rule="!has(self.runAsNonRoot) || self.runAsNonRoot",message="runAsNonRoot must not be false under the restricted Pod Security level"
+	// +kubebuilder:validation:XValidation:rule="!has(self.runAsUser) || self.runAsUser != 0",message="runAsUser must not be 0 (root) under the restricted Pod Security level"
+	// +kubebuilder:validation:XValidation:rule="!has(self.capabilities) || !has(self.capabilities.add) || self.capabilities.add.all(c, c == 'NET_BIND_SERVICE')",message="only NET_BIND_SERVICE may be added under the restricted Pod Security level"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || self.seccompProfile.type != 'Unconfined'",message="seccompProfile Unconfined breaks the restricted Pod Security level"
+	// +optional
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
+
 	// nodeSelector for the pods.
 	// +optional
 	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
@@ -51,6 +83,33 @@ type GordonPods struct {
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
 	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
+	// rollingUpdate bounds how a changed pod template replaces the running pods, as a
+	// Deployment's RollingUpdate strategy does.
+	// +kubebuilder:default={}
+	// +optional
+	RollingUpdate *RollingUpdate `json:"rollingUpdate,omitempty"`
+}
+
+// RollingUpdate bounds a rollout of a changed pod template. maxSurge 0 with maxUnavailable
+// 100% replaces every pod at once.
+// +kubebuilder:validation:XValidation:rule="!(has(self.maxSurge) && has(self.maxUnavailable) && string(self.maxSurge) in ['0', '0%'] && string(self.maxUnavailable) in ['0', '0%'])",message="maxSurge and maxUnavailable must not both be 0: the rollout could never start"
+type RollingUpdate struct {
+	// maxUnavailable is how many of the desired pods may be unavailable (not Ready) during a
+	// rollout: a number or a percentage of replicas, rounded down.
+	// +kubebuilder:default="25%"
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxUnavailable must be a non-negative number or a percentage from 0% to 100%"
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// maxSurge is how many pods beyond replicas may exist during a rollout: a number or a
+	// percentage of replicas, rounded up.
+	// +kubebuilder:default="25%"
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxSurge must be a non-negative number or a percentage from 0% to 100%"
+	// +optional
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
 }
 
 // GordonStatus is the observed state of a Gordon.
@@ -66,6 +125,10 @@ type GordonStatus struct {
 	// readyReplicas is the number of those pods that are Ready.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// updatedReplicas is the number of those pods that run the current pod template.
+	// +optional
+	UpdatedReplicas int32 `json:"updatedReplicas"`
 
 	// pods are the names of the pods this Gordon operates, sorted.
 	// +listType=set
@@ -84,13 +147,14 @@ type GordonStatus struct {
 }
 
 // Gordon keeps a number of bare pods running, replacing those that are deleted, evicted or
-// terminated, and reports which pods belong to it.
+// terminated, rolls them to a changed pod template, and reports which pods belong to it.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.gordon.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=gn,categories=quintet
 // +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.spec.gordon.replicas`
 // +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Up-to-date",type=integer,JSONPath=`.status.updatedReplicas`
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Gordon struct {

@@ -41,19 +41,13 @@ func (e *expectations) satisfied(key string) bool {
 	return (exp.adds <= 0 && len(exp.deletes) == 0) || e.now().Sub(exp.setAt) > expectationsTTL
 }
 
-// expectCreations records that n pods are about to be created.
-func (e *expectations) expectCreations(key string, n int) {
+// expect records that n pods are about to be created and these pods deleted, replacing
+// what was expected before (satisfied or expired).
+func (e *expectations) expect(key string, n int, deletions []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.byKey[key] = &expectation{adds: n, deletes: map[string]struct{}{}, setAt: e.now()}
-}
-
-// expectDeletions records that these pods are about to be deleted.
-func (e *expectations) expectDeletions(key string, pods []string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	exp := &expectation{deletes: map[string]struct{}{}, setAt: e.now()}
-	for _, p := range pods {
+	exp := &expectation{adds: n, deletes: make(map[string]struct{}, len(deletions)), setAt: e.now()}
+	for _, p := range deletions {
 		exp.deletes[p] = struct{}{}
 	}
 	e.byKey[key] = exp

@@ -52,7 +52,7 @@ func TestGordonChecksExpectationsBeforeListingPods(t *testing.T) {
 	// The last pass created "b"; the API server has both pods, the cache only "a".
 	api := fake.NewClientBuilder().WithScheme(env.Scheme).WithObjects(g, pod("a"), pod("b")).WithStatusSubresource(g).Build()
 	r := &Reconciler{Recorder: events, expectations: newExpectations()}
-	r.expectations.expectCreations(keyOf(g), 1)
+	r.expectations.expect(keyOf(g), 1, nil)
 	r.Client = &staleList{Client: api, hidden: "b", arrived: func() { r.expectations.creationObserved(keyOf(g)) }}
 
 	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(g)}); err != nil {

@@ -1,5 +1,6 @@
 // Package gordon reconciles Gordons: it keeps spec.gordon.replicas bare pods running per
-// Gordon, replacing deleted, evicted and terminated pods, as the ReplicaSet controller does.
+// Gordon, replacing deleted, evicted and terminated pods, as the ReplicaSet controller does,
+// and rolls them to a changed pod template as a Deployment does.
 package gordon
 
 import (
@@ -33,6 +34,7 @@ type Reconciler struct {
 	ProxyEnv []corev1.EnvVar
 
 	expectations *expectations
+	backoff      *replacementBackoff
 	degraded     conditions.Transitions
 }
 
@@ -48,6 +50,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Get(ctx, req.NamespacedName, g); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.expectations.forget(req.String())
+			r.backoff.forget(req.String())
 			r.degraded.Forget(req.Namespace, req.Name)
 			forgetPodMetrics(req.Namespace, req.Name)
 		}
@@ -59,11 +62,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	patcher := status.NewPatcher(g)
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, g)}) }()
-	return ctrl.Result{}, r.reconcileNormal(ctx, g)
+	return r.reconcileNormal(ctx, g)
 }
 
-// reconcileNormal replaces terminated pods, scales, and computes the status.
-func (r *Reconciler) reconcileNormal(ctx context.Context, g *v1.Gordon) error {
+// reconcileNormal replaces terminated pods, scales or rolls the pods, and computes the status.
+func (r *Reconciler) reconcileNormal(ctx context.Context, g *v1.Gordon) (ctrl.Result, error) {
 	// Until the cache shows the last pass's creations and deletions, counting pods would
 	// count wrong: wait for the pod events instead. Checked before listing, as the
 	// ReplicaSet controller does: an event arriving between the list and the check would
@@ -71,18 +74,25 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *v1.Gordon) error {
 	synced := r.expectations.satisfied(keyOf(g))
 	pods, err := r.ownedPods(ctx, g)
 	if err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
 	active, terminated := classifyPods(pods)
+	template := newPod(g, r.ProxyEnv)
+	current, outdated := splitByTemplate(active, template.Labels[v1.TemplateHashLabel])
 	before := conditions.Snapshot(g)
-	res := syncResult{deleteErr: r.removeTerminatedPods(ctx, g, terminated)}
+	res := syncResult{current: current, outdated: outdated, terminated: terminated}
+	res.replaceAfter, res.deleteErr = r.removeTerminatedPods(ctx, g, terminated)
 	if synced {
-		r.scale(ctx, g, active, &res)
+		r.applyPlan(ctx, g, template, planFor(g, res), &res)
 	}
-	setStatus(g, active, res)
+	setStatus(g, res)
 	r.degraded.RecordDegraded(r.Recorder, g, before, v1.DegradedCondition)
 	recordPodMetrics(g.Namespace, g.Name, g.Status.Replicas, g.Status.ReadyReplicas)
-	return kerrors.NewAggregate([]error{res.createErr, res.deleteErr})
+	if err := kerrors.NewAggregate([]error{res.createErr, res.deleteErr}); err != nil {
+		return ctrl.Result{}, err
+	}
+	// Look again when the replacement of terminated pods may go ahead.
+	return ctrl.Result{RequeueAfter: res.replaceAfter}, nil
 }
 
 // ownedPods lists the pods labelled for g that g controls.
@@ -119,6 +129,7 @@ var gordonLabelExists = func() *labels.Requirement {
 // SetupWithManager watches Gordons and the pods they control.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.expectations = newExpectations()
+	r.backoff = newReplacementBackoff()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Gordon{}).
 		Watches(&corev1.Pod{}, &podEventHandler{expectations: r.expectations}).

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,6 +89,14 @@ func waitReady(t *testing.T, gordon *v1.Gordon, n int32) {
 		g.Expect(gordon.Status.ReadyReplicas).To(Equal(n))
 		g.Expect(conditions.IsTrue(gordon, v1.ReadyCondition)).To(BeTrue())
 	}, timeout, tick).Should(Succeed())
+}
+
+// degradedCondition reads gordon from the API server and returns its Degraded condition.
+func degradedCondition(g Gomega, gordon *v1.Gordon) metav1.Condition {
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(gordon), gordon)).To(Succeed())
+	c := conditions.Get(gordon, v1.DegradedCondition)
+	g.Expect(c).NotTo(BeNil())
+	return *c
 }
 
 func TestGordonCreatesOwnedRestrictedPodsAndReportsThem(t *testing.T) {
@@ -254,9 +263,7 @@ func TestGordonWhosePodsTheAPIRejectsIsDegradedOnceAndNotRetried(t *testing.T) {
 	}
 	g.Expect(env.Client.Create(ctx, gordon)).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(gordon), gordon)).To(Succeed())
-		degraded := conditions.Get(gordon, v1.DegradedCondition)
-		g.Expect(degraded).NotTo(BeNil())
+		degraded := degradedCondition(g, gordon)
 		g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
 		g.Expect(degraded.Reason).To(Equal(v1.ReasonPodCreateFailed))
 		g.Expect(degraded.Message).To(ContainSubstring("must be less than or equal to cpu limit"))
@@ -296,6 +303,21 @@ func TestGordonRejectsBadInputAtAdmission(t *testing.T) {
 		{"unknown pull policy", map[string]any{"gordon": map[string]any{"imagePullPolicy": "Sometimes"}},
 			`Unsupported value: "Sometimes"`},
 		{"no gordon section", map[string]any{}, `spec.gordon: Required value`},
+		{"privileged container", map[string]any{"gordon": map[string]any{"securityContext": map[string]any{"privileged": true}}},
+			"privileged containers break the restricted Pod Security level"},
+		{"added capability", map[string]any{"gordon": map[string]any{"securityContext": map[string]any{"capabilities": map[string]any{"add": []any{"SYS_ADMIN"}}}}},
+			"only NET_BIND_SERVICE may be added"},
+		{"root user", map[string]any{"gordon": map[string]any{"securityContext": map[string]any{"runAsUser": 0}}},
+			"runAsUser must not be 0"},
+		{"rollout that cannot start", map[string]any{"gordon": map[string]any{"rollingUpdate": map[string]any{"maxSurge": 0, "maxUnavailable": "0%"}}},
+			"maxSurge and maxUnavailable must not both be 0"},
+		{"percentage above 100", map[string]any{"gordon": map[string]any{"rollingUpdate": map[string]any{"maxUnavailable": "150%"}}},
+			"maxUnavailable must be a non-negative number or a percentage from 0% to 100%"},
+		{"negative surge", map[string]any{"gordon": map[string]any{"rollingUpdate": map[string]any{"maxSurge": -1}}},
+			"maxSurge must be a non-negative number or a percentage from 0% to 100%"},
+		{"two env vars of one name", map[string]any{"gordon": map[string]any{"env": []any{
+			map[string]any{"name": "A", "value": "1"}, map[string]any{"name": "A", "value": "2"}}}},
+			`spec.gordon.env[1]: Duplicate value: {"name":"A"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -323,4 +345,6 @@ func TestGordonDefaultsReplicasAndImage(t *testing.T) {
 	g.Expect(gordon.Spec.Gordon.Replicas).To(HaveValue(BeEquivalentTo(1)))
 	g.Expect(gordon.Spec.Gordon.Image).To(Equal(v1.DefaultImage))
 	g.Expect(gordon.Spec.Gordon.ImagePullPolicy).To(Equal(corev1.PullIfNotPresent))
+	g.Expect(gordon.Spec.Gordon.RollingUpdate).To(Equal(&v1.RollingUpdate{
+		MaxSurge: ptr.To(intstr.FromString("25%")), MaxUnavailable: ptr.To(intstr.FromString("25%"))}))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,10 +24,19 @@ func keyOf(g *v1.Gordon) string {
 	return types.NamespacedName{Namespace: g.Namespace, Name: g.Name}.String()
 }
 
-// removeTerminatedPods deletes pods that succeeded or failed (evicted, crashed with
-// restartPolicy overridden, ...), so that scale replaces them and status lists live pods only.
-// A failure shows in the Degraded condition (and its Event, once), not in an Event per pass.
-func (r *Reconciler) removeTerminatedPods(ctx context.Context, g *v1.Gordon, terminated []corev1.Pod) error {
+// removeTerminatedPods deletes pods that succeeded or failed (evicted, rejected by the
+// kubelet, ...), so that the plan replaces them and status lists live pods only. Replacements
+// back off per Gordon: while they do, the terminated pods stay (for `kubectl describe`) and
+// the returned delay says when to look again. A failure to delete shows in the Degraded
+// condition (and its Event, once), not in an Event per pass.
+func (r *Reconciler) removeTerminatedPods(ctx context.Context, g *v1.Gordon, terminated []corev1.Pod) (time.Duration, error) {
+	if len(terminated) == 0 {
+		return 0, nil
+	}
+	key := keyOf(g)
+	if wait := r.backoff.wait(key); wait > 0 {
+		return wait, nil
+	}
 	log := ctrl.LoggerFrom(ctx)
 	var errs []error
 	for i := range terminated {
@@ -39,29 +49,37 @@ func (r *Reconciler) removeTerminatedPods(ctx context.Context, g *v1.Gordon, ter
 		r.Recorder.Eventf(g, p, corev1.EventTypeNormal, v1.EventPodReplaced, "Delete",
 			"Removed pod %s in phase %s (%s) to replace it", p.Name, p.Status.Phase, p.Status.Reason)
 	}
-	return errors.Join(errs...)
+	r.backoff.replaced(key)
+	return 0, errors.Join(errs...)
 }
 
-// scale creates or deletes pods so that g has the desired number of active pods.
-func (r *Reconciler) scale(ctx context.Context, g *v1.Gordon, active []corev1.Pod, res *syncResult) {
-	diff := len(active) - int(g.DesiredReplicas())
-	switch {
-	case diff < 0:
-		res.createErr = r.createPods(ctx, g, -diff)
-	case diff > 0:
-		res.deleteErr = errors.Join(res.deleteErr, r.deletePods(ctx, g, podsToDelete(active, diff)))
+// applyPlan makes the plan's pods from template and deletes the plan's pods, having told the
+// expectations what the cache is to show before the next plan.
+func (r *Reconciler) applyPlan(ctx context.Context, g *v1.Gordon, template *corev1.Pod, plan podPlan, res *syncResult) {
+	if plan.create == 0 && len(plan.delete) == 0 {
+		return
+	}
+	names := make([]string, len(plan.delete))
+	for i := range plan.delete {
+		names[i] = client.ObjectKeyFromObject(&plan.delete[i]).String()
+	}
+	r.expectations.expect(keyOf(g), plan.create, names)
+	if plan.create > 0 {
+		res.createErr = r.createPods(ctx, g, template, plan.create)
+	}
+	if len(plan.delete) > 0 {
+		res.deleteErr = errors.Join(res.deleteErr, r.deletePods(ctx, g, plan.delete, names))
 	}
 }
 
-// createPods creates n pods in batches of 1, 2, 4, ... (as the ReplicaSet controller does),
-// stopping after a batch with a failure, so a quota or admission error costs one request
-// rather than n.
-func (r *Reconciler) createPods(ctx context.Context, g *v1.Gordon, n int) error {
+// createPods creates n pods from template in batches of 1, 2, 4, ... (as the ReplicaSet
+// controller does), stopping after a batch with a failure, so a quota or admission error
+// costs one request rather than n.
+func (r *Reconciler) createPods(ctx context.Context, g *v1.Gordon, template *corev1.Pod, n int) error {
 	key := keyOf(g)
-	ctrl.LoggerFrom(ctx).Info("Creating pods", "count", n)
-	r.expectations.expectCreations(key, n)
+	ctrl.LoggerFrom(ctx).Info("Creating pods", "count", n, "template", template.Labels[v1.TemplateHashLabel])
 	created, err := slowStart(n, func() error {
-		pod := newPod(g, r.ProxyEnv)
+		pod := template.DeepCopy()
 		if err := controllerutil.SetControllerReference(g, pod, r.Scheme()); err != nil {
 			return err
 		}
@@ -127,15 +145,10 @@ func slowStart(count int, fn func() error) (int, error) {
 	return done, nil
 }
 
-// deletePods deletes the given pods of g.
-func (r *Reconciler) deletePods(ctx context.Context, g *v1.Gordon, pods []corev1.Pod) error {
+// deletePods deletes the given pods of g, whose namespace/names are names.
+func (r *Reconciler) deletePods(ctx context.Context, g *v1.Gordon, pods []corev1.Pod, names []string) error {
 	key := keyOf(g)
-	names := make([]string, len(pods))
-	for i := range pods {
-		names[i] = client.ObjectKeyFromObject(&pods[i]).String()
-	}
 	ctrl.LoggerFrom(ctx).Info("Deleting pods", "pods", names)
-	r.expectations.expectDeletions(key, names)
 	var errs []error
 	deleted := 0
 	for i := range pods {

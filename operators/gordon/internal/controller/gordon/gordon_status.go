@@ -3,6 +3,8 @@ package gordon
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,63 +13,124 @@ import (
 	"github.com/quintet-operators/quintet/shared/conditions"
 )
 
-// syncResult is what the phases of one pass did, for the status.
+// syncResult is what one pass saw and did, for the status.
 type syncResult struct {
-	createErr error
-	deleteErr error
+	current    []corev1.Pod // active pods of the current pod template
+	outdated   []corev1.Pod // active pods of an older template
+	terminated []corev1.Pod // pods that succeeded or failed
+	// replaceAfter is how long the replacement of terminated pods still backs off.
+	replaceAfter time.Duration
+	createErr    error
+	deleteErr    error
 }
 
-// setStatus computes g's status from its active pods and the outcome of this pass. It is
-// pure: the deferred patch in Reconcile writes it, and only when it changed.
-func setStatus(g *v1.Gordon, active []corev1.Pod, res syncResult) {
+// failingWaitReasons are the reasons a container waits for that only a changed spec or a
+// fixed image cure: the kubelet backs them off, gordon reports them.
+var failingWaitReasons = []string{
+	"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName",
+	"CreateContainerConfigError", "CreateContainerError", "RunContainerError",
+}
+
+// maxFailuresListed bounds how many failing pods the Degraded message names.
+const maxFailuresListed = 3
+
+// setStatus computes g's status from this pass's pods and outcome. It is pure: the deferred
+// patch in Reconcile writes it, and only when it changed.
+func setStatus(g *v1.Gordon, res syncResult) {
 	desired := g.DesiredReplicas()
+	active := slices.Concat(res.current, res.outdated)
 	names := make([]string, 0, len(active))
-	ready := 0
 	for i := range active {
 		names = append(names, active[i].Name)
-		if isPodReady(&active[i]) {
-			ready++
-		}
 	}
 	slices.Sort(names)
 
 	g.Status.ObservedGeneration = g.Generation
-	g.Status.Replicas = int32(len(active)) //nolint:gosec // bounded by the CRD's maximum of replicas
-	g.Status.ReadyReplicas = int32(ready)  //nolint:gosec // ready <= len(active)
+	g.Status.Replicas = int32(len(active))             //nolint:gosec // bounded by the CRD's maximum of replicas
+	g.Status.ReadyReplicas = int32(countReady(active)) //nolint:gosec // <= len(active)
+	g.Status.UpdatedReplicas = int32(len(res.current)) //nolint:gosec // <= len(active)
 	g.Status.Pods = names
 	g.Status.Selector = selector(g)
 
-	have := g.Status.Replicas
+	have, ready := g.Status.Replicas, g.Status.ReadyReplicas
 	switch {
+	case len(res.outdated) > 0:
+		conditions.Set(g, v1.ProgressingCondition, metav1.ConditionTrue, v1.ReasonRollingUpdate,
+			fmt.Sprintf("%d of %d pods run the current pod template, %d outdated", len(res.current), desired, len(res.outdated)))
 	case have < desired:
 		conditions.Set(g, v1.ProgressingCondition, metav1.ConditionTrue, v1.ReasonScalingUp,
 			fmt.Sprintf("%d of %d pods exist", have, desired))
 	case have > desired:
 		conditions.Set(g, v1.ProgressingCondition, metav1.ConditionTrue, v1.ReasonScalingDown,
 			fmt.Sprintf("%d pods exist, %d desired", have, desired))
-	case g.Status.ReadyReplicas < desired:
+	case ready < desired:
 		conditions.Set(g, v1.ProgressingCondition, metav1.ConditionTrue, v1.ReasonPodsNotReady,
-			fmt.Sprintf("%d of %d pods are Ready", g.Status.ReadyReplicas, desired))
+			fmt.Sprintf("%d of %d pods are Ready", ready, desired))
 	default:
 		conditions.Set(g, v1.ProgressingCondition, metav1.ConditionFalse, v1.ReasonStable,
 			fmt.Sprintf("%d pods, all Ready", desired))
 	}
 
-	if have == desired && g.Status.ReadyReplicas == desired {
+	if !conditions.IsTrue(g, v1.ProgressingCondition) {
 		conditions.Set(g, v1.ReadyCondition, metav1.ConditionTrue, v1.ReasonAllPodsReady,
 			fmt.Sprintf("%d of %d pods are Ready", desired, desired))
 	} else {
 		reason := conditions.Get(g, v1.ProgressingCondition).Reason
 		conditions.Set(g, v1.ReadyCondition, metav1.ConditionFalse, reason,
-			fmt.Sprintf("%d of %d pods are Ready", g.Status.ReadyReplicas, desired))
+			fmt.Sprintf("%d of %d pods are Ready", ready, desired))
 	}
 
+	// Terminated pods are news only while their replacement backs off.
+	var held []corev1.Pod
+	if res.replaceAfter > 0 {
+		held = res.terminated
+	}
+	failures := podFailures(active, held)
 	switch {
 	case res.createErr != nil:
 		conditions.Set(g, v1.DegradedCondition, metav1.ConditionTrue, v1.ReasonPodCreateFailed, res.createErr.Error())
 	case res.deleteErr != nil:
 		conditions.Set(g, v1.DegradedCondition, metav1.ConditionTrue, v1.ReasonPodDeleteFailed, res.deleteErr.Error())
+	case len(failures) > 0:
+		conditions.Set(g, v1.DegradedCondition, metav1.ConditionTrue, v1.ReasonPodsFailing, failingMessage(failures, res.replaceAfter > 0))
 	default:
 		conditions.Set(g, v1.DegradedCondition, metav1.ConditionFalse, v1.ReasonAsExpected, "Pods are created and deleted as expected")
 	}
+}
+
+// podFailures describes, sorted, the pods that terminated and the active pods whose
+// container waits for a reason in failingWaitReasons.
+func podFailures(active, terminated []corev1.Pod) []string {
+	var out []string
+	for _, p := range terminated {
+		out = append(out, fmt.Sprintf("pod %s %s (%s)", p.Name, p.Status.Phase, p.Status.Reason))
+	}
+	for _, p := range active {
+		for _, c := range p.Status.ContainerStatuses {
+			if c.State.Waiting == nil || !slices.Contains(failingWaitReasons, c.State.Waiting.Reason) {
+				continue
+			}
+			failure := fmt.Sprintf("pod %s: %s", p.Name, c.State.Waiting.Reason)
+			if t := c.LastTerminationState.Terminated; t != nil {
+				failure += fmt.Sprintf(" (last exit code %d)", t.ExitCode)
+			}
+			out = append(out, failure)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// failingMessage is the Degraded message for these failures: the first few, how many more,
+// and whether replacements are backing off.
+func failingMessage(failures []string, backingOff bool) string {
+	msg := strings.Join(failures[:min(len(failures), maxFailuresListed)], "; ")
+	if more := len(failures) - maxFailuresListed; more > 0 {
+		msg += fmt.Sprintf("; and %d more", more)
+	}
+	if backingOff {
+		msg += fmt.Sprintf("; terminated pods are replaced after a back-off that doubles from %s to %s",
+			replacementBackoffInitial, replacementBackoffMax)
+	}
+	return msg
 }

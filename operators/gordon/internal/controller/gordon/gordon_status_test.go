@@ -2,7 +2,9 @@ package gordon
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +18,12 @@ func TestSetStatus(t *testing.T) {
 	ready := testPod("g-a", 0, "n1", corev1.PodRunning, true)
 	ready2 := testPod("g-b", 0, "n1", corev1.PodRunning, true)
 	unready := testPod("g-c", 0, "n1", corev1.PodRunning, false)
+	crashing := testPod("g-d", 0, "n1", corev1.PodRunning, false)
+	crashing.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: appName,
+		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 3}}}}
+	evicted := testPod("g-e", 0, "n1", corev1.PodFailed, false)
+	evicted.Status.Reason = "Evicted"
 	type want struct {
 		ready, progressing, degraded string // reasons
 		readyStatus                  metav1.ConditionStatus
@@ -23,30 +31,42 @@ func TestSetStatus(t *testing.T) {
 	tests := []struct {
 		name    string
 		desired int32
-		pods    []corev1.Pod
+		pods    []corev1.Pod // of the current template
 		res     syncResult
 		want    want
+		message string // in Degraded's message
 	}{
 		{"all ready", 2, []corev1.Pod{ready, ready2}, syncResult{},
-			want{v1.ReasonAllPodsReady, v1.ReasonStable, v1.ReasonAsExpected, metav1.ConditionTrue}},
+			want{v1.ReasonAllPodsReady, v1.ReasonStable, v1.ReasonAsExpected, metav1.ConditionTrue}, ""},
 		{"zero replicas is ready", 0, nil, syncResult{},
-			want{v1.ReasonAllPodsReady, v1.ReasonStable, v1.ReasonAsExpected, metav1.ConditionTrue}},
+			want{v1.ReasonAllPodsReady, v1.ReasonStable, v1.ReasonAsExpected, metav1.ConditionTrue}, ""},
 		{"scaling up", 3, []corev1.Pod{ready}, syncResult{},
-			want{v1.ReasonScalingUp, v1.ReasonScalingUp, v1.ReasonAsExpected, metav1.ConditionFalse}},
+			want{v1.ReasonScalingUp, v1.ReasonScalingUp, v1.ReasonAsExpected, metav1.ConditionFalse}, ""},
 		{"scaling down", 1, []corev1.Pod{ready, ready2}, syncResult{},
-			want{v1.ReasonScalingDown, v1.ReasonScalingDown, v1.ReasonAsExpected, metav1.ConditionFalse}},
+			want{v1.ReasonScalingDown, v1.ReasonScalingDown, v1.ReasonAsExpected, metav1.ConditionFalse}, ""},
 		{"pods not ready", 2, []corev1.Pod{ready, unready}, syncResult{},
-			want{v1.ReasonPodsNotReady, v1.ReasonPodsNotReady, v1.ReasonAsExpected, metav1.ConditionFalse}},
+			want{v1.ReasonPodsNotReady, v1.ReasonPodsNotReady, v1.ReasonAsExpected, metav1.ConditionFalse}, ""},
 		{"create failed", 2, []corev1.Pod{ready}, syncResult{createErr: errors.New("forbidden")},
-			want{v1.ReasonScalingUp, v1.ReasonScalingUp, v1.ReasonPodCreateFailed, metav1.ConditionFalse}},
+			want{v1.ReasonScalingUp, v1.ReasonScalingUp, v1.ReasonPodCreateFailed, metav1.ConditionFalse}, ""},
 		{"delete failed", 1, []corev1.Pod{ready, ready2}, syncResult{deleteErr: errors.New("boom")},
-			want{v1.ReasonScalingDown, v1.ReasonScalingDown, v1.ReasonPodDeleteFailed, metav1.ConditionFalse}},
+			want{v1.ReasonScalingDown, v1.ReasonScalingDown, v1.ReasonPodDeleteFailed, metav1.ConditionFalse}, ""},
+		{"rolling update", 2, []corev1.Pod{ready}, syncResult{outdated: []corev1.Pod{ready2}},
+			want{v1.ReasonRollingUpdate, v1.ReasonRollingUpdate, v1.ReasonAsExpected, metav1.ConditionFalse}, ""},
+		{"crash-looping pod", 2, []corev1.Pod{ready, crashing}, syncResult{},
+			want{v1.ReasonPodsNotReady, v1.ReasonPodsNotReady, v1.ReasonPodsFailing, metav1.ConditionFalse},
+			"pod g-d: CrashLoopBackOff (last exit code 3)"},
+		{"terminated pod held by the back-off", 2, []corev1.Pod{ready}, syncResult{terminated: []corev1.Pod{evicted}, replaceAfter: time.Second},
+			want{v1.ReasonScalingUp, v1.ReasonScalingUp, v1.ReasonPodsFailing, metav1.ConditionFalse},
+			"pod g-e Failed (Evicted); terminated pods are replaced after a back-off that doubles from 10s to 5m0s"},
+		{"terminated pod replaced at once", 2, []corev1.Pod{ready}, syncResult{terminated: []corev1.Pod{evicted}},
+			want{v1.ReasonScalingUp, v1.ReasonScalingUp, v1.ReasonAsExpected, metav1.ConditionFalse}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := &v1.Gordon{ObjectMeta: metav1.ObjectMeta{Name: "g", Generation: 7}}
 			g.Spec.Gordon.Replicas = ptr.To(tt.desired)
-			setStatus(g, tt.pods, tt.res)
+			tt.res.current = tt.pods
+			setStatus(g, tt.res)
 			for condType, reason := range map[string]string{
 				v1.ReadyCondition: tt.want.ready, v1.ProgressingCondition: tt.want.progressing, v1.DegradedCondition: tt.want.degraded,
 			} {
@@ -58,7 +78,12 @@ func TestSetStatus(t *testing.T) {
 			if got := conditions.Get(g, v1.ReadyCondition).Status; got != tt.want.readyStatus {
 				t.Errorf("Ready status = %s, want %s", got, tt.want.readyStatus)
 			}
-			if g.Status.ObservedGeneration != 7 || int(g.Status.Replicas) != len(tt.pods) || len(g.Status.Pods) != len(tt.pods) {
+			if d := conditions.Get(g, v1.DegradedCondition); !strings.Contains(d.Message, tt.message) {
+				t.Errorf("Degraded message %q does not say %q", d.Message, tt.message)
+			}
+			active := len(tt.pods) + len(tt.res.outdated)
+			if g.Status.ObservedGeneration != 7 || int(g.Status.Replicas) != active || len(g.Status.Pods) != active ||
+				int(g.Status.UpdatedReplicas) != len(tt.pods) {
 				t.Errorf("status = %+v", g.Status)
 			}
 			if g.Status.Selector != v1.GordonLabel+"=g" {

@@ -2,10 +2,14 @@ package gordon
 
 import (
 	"cmp"
+	"encoding/json"
+	"hash/fnv"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
@@ -30,8 +34,8 @@ func podLabels(g *v1.Gordon) map[string]string {
 // selector is the label selector of g's pods, as the scale subresource reports it.
 func selector(g *v1.Gordon) string { return v1.GordonLabel + "=" + g.Name }
 
-// newPod builds a pod of g with the proxy variables proxyEnv. It meets the `restricted` Pod
-// Security level. The caller sets the controller reference.
+// newPod builds a pod of g with the proxy variables proxyEnv, labelled with the hash of its
+// spec. It meets the `restricted` Pod Security level. The caller sets the controller reference.
 func newPod(g *v1.Gordon, proxyEnv []corev1.EnvVar) *corev1.Pod {
 	spec := g.Spec.Gordon
 	image := spec.Image
@@ -42,16 +46,16 @@ func newPod(g *v1.Gordon, proxyEnv []corev1.EnvVar) *corev1.Pod {
 		Name:            appName,
 		Image:           image,
 		ImagePullPolicy: spec.ImagePullPolicy,
-		Env:             proxyEnv,
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		},
+		Env:             append(slices.Clone(proxyEnv), spec.Env...),
+		ReadinessProbe:  spec.ReadinessProbe,
+		LivenessProbe:   spec.LivenessProbe,
+		StartupProbe:    spec.StartupProbe,
+		SecurityContext: restrictedSecurityContext(spec.SecurityContext),
 	}
 	if spec.Resources != nil {
 		container.Resources = *spec.Resources
 	}
-	return &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: g.Name + "-",
 			Namespace:    g.Namespace,
@@ -71,6 +75,40 @@ func newPod(g *v1.Gordon, proxyEnv []corev1.EnvVar) *corev1.Pod {
 			Containers: []corev1.Container{container},
 		},
 	}
+	pod.Labels[v1.TemplateHashLabel] = templateHash(&pod.Spec)
+	return pod
+}
+
+// restrictedSecurityContext is the user's container securityContext with the unset fields
+// the restricted Pod Security level needs: no privilege escalation, ALL capabilities dropped.
+// The CRD refuses the settings that break that level.
+func restrictedSecurityContext(user *corev1.SecurityContext) *corev1.SecurityContext {
+	sc := &corev1.SecurityContext{}
+	if user != nil {
+		sc = user.DeepCopy()
+	}
+	if sc.AllowPrivilegeEscalation == nil {
+		sc.AllowPrivilegeEscalation = ptr.To(false)
+	}
+	if sc.Capabilities == nil {
+		sc.Capabilities = &corev1.Capabilities{}
+	}
+	if !slices.Contains(sc.Capabilities.Drop, "ALL") {
+		sc.Capabilities.Drop = append(sc.Capabilities.Drop, "ALL")
+	}
+	return sc
+}
+
+// templateHash names a pod spec: equal specs hash equal, so a pod whose label differs from
+// the hash of the spec the Gordon asks for now runs an outdated template.
+func templateHash(spec *corev1.PodSpec) string {
+	data, err := json.Marshal(spec)
+	if err != nil {
+		panic(err) // a PodSpec always marshals
+	}
+	h := fnv.New32a()
+	_, _ = h.Write(data)
+	return rand.SafeEncodeString(strconv.FormatUint(uint64(h.Sum32()), 10))
 }
 
 // classifyPods splits g's pods into those that count (neither terminating nor terminated)

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
@@ -138,5 +139,54 @@ func TestPodsGetTheProxySettingsOLMGaveTheManager(t *testing.T) {
 	proxyEnv := []corev1.EnvVar{{Name: "HTTPS_PROXY", Value: "http://proxy.example:3128"}, {Name: "NO_PROXY", Value: ".svc"}}
 	if got := newPod(g, proxyEnv).Spec.Containers[0].Env; !slices.Equal(got, proxyEnv) {
 		t.Errorf("env %v, want %v", got, proxyEnv)
+	}
+}
+
+func TestNewPodCarriesTheWholeTemplateAndKeepsTheRestrictedDefaults(t *testing.T) {
+	g := &v1.Gordon{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns"}}
+	probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080)}}}
+	g.Spec.Gordon.Env = []corev1.EnvVar{{Name: "GREETING", Value: "hi"}}
+	g.Spec.Gordon.ReadinessProbe, g.Spec.Gordon.LivenessProbe, g.Spec.Gordon.StartupProbe = probe, probe, probe
+	g.Spec.Gordon.SecurityContext = &corev1.SecurityContext{
+		ReadOnlyRootFilesystem: ptr.To(true),
+		Capabilities:           &corev1.Capabilities{Add: []corev1.Capability{"NET_BIND_SERVICE"}},
+	}
+	proxyEnv := []corev1.EnvVar{{Name: "NO_PROXY", Value: ".svc"}}
+	c := newPod(g, proxyEnv).Spec.Containers[0]
+	if want := append(slices.Clone(proxyEnv), g.Spec.Gordon.Env...); !slices.Equal(c.Env, want) {
+		t.Errorf("env %v, want the proxy variables then spec.gordon.env: %v", c.Env, want)
+	}
+	if c.ReadinessProbe != probe || c.LivenessProbe != probe || c.StartupProbe != probe {
+		t.Errorf("probes %v %v %v", c.ReadinessProbe, c.LivenessProbe, c.StartupProbe)
+	}
+	sc := c.SecurityContext
+	if !*sc.ReadOnlyRootFilesystem || *sc.AllowPrivilegeEscalation ||
+		!slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || !slices.Equal(sc.Capabilities.Add, []corev1.Capability{"NET_BIND_SERVICE"}) {
+		t.Errorf("container security context %+v: the user's settings with the restricted defaults", sc)
+	}
+	if g.Spec.Gordon.SecurityContext.AllowPrivilegeEscalation != nil || g.Spec.Gordon.SecurityContext.Capabilities.Drop != nil {
+		t.Error("newPod changed the Gordon's spec")
+	}
+}
+
+func TestTemplateHashFollowsThePodSpec(t *testing.T) {
+	g := &v1.Gordon{ObjectMeta: metav1.ObjectMeta{Name: "g", Namespace: "ns"}}
+	hash := func() string { return newPod(g, nil).Labels[v1.TemplateHashLabel] }
+	first := hash()
+	if first == "" || hash() != first {
+		t.Fatalf("hash %q is not stable", first)
+	}
+	g.Spec.Gordon.Replicas = ptr.To[int32](7)
+	if hash() != first {
+		t.Error("replicas are not part of the pod template")
+	}
+	g.Spec.Gordon.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+	changed := hash()
+	if changed == first {
+		t.Error("a changed env must change the hash")
+	}
+	g.Spec.Gordon.Env = nil
+	if hash() != first {
+		t.Error("reverting the env must give the first hash back")
 	}
 }
