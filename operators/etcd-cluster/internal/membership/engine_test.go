@@ -23,6 +23,7 @@ func converge(t *testing.T, e *Engine, desired int) []Step {
 	t.Helper()
 	ctx := context.Background()
 	var steps []Step
+	var waiting string
 	deadline := time.Now().Add(90 * time.Second)
 	for time.Now().Before(deadline) {
 		step, report, err := e.Reconcile(ctx, desired)
@@ -44,12 +45,13 @@ func converge(t *testing.T, e *Engine, desired int) []Step {
 		case ActionRefuse:
 			t.Fatalf("refused: %s", step.Reason)
 		case ActionWait:
+			waiting = step.Reason
 			time.Sleep(200 * time.Millisecond)
 		default:
 			steps = append(steps, step)
 		}
 	}
-	t.Fatalf("no convergence to %d members; steps so far %v", desired, actions(steps))
+	t.Fatalf("no convergence to %d members; steps so far %v, last waiting: %s", desired, actions(steps), waiting)
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -56,13 +57,38 @@ func newProcessRuntime(t *testing.T) *processRuntime {
 	return r
 }
 
+// Members listen on ports below Linux's default ephemeral range (32768-60999), which
+// outgoing connections draw from: a port found free with ":0" and closed again until etcd
+// binds it could meanwhile be taken by any client connection of the parallel tests, and the
+// member would never start. Each test process starts at its own offset and checks each port
+// before handing it out.
+const (
+	firstMemberPort = 20000
+	lastMemberPort  = 32767
+)
+
+var lastPort atomic.Int32
+
+func init() {
+	lastPort.Store(int32(firstMemberPort + os.Getpid()%500*20)) //nolint:gosec // below lastMemberPort
+}
+
 func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range lastMemberPort - firstMemberPort {
+		p := int(lastPort.Add(1))
+		if p > lastMemberPort {
+			lastPort.Store(firstMemberPort)
+			continue
+		}
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		_ = l.Close()
+		return p
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port below the ephemeral range")
+	return 0
 }
 
 func (r *processRuntime) portsOf(ordinal int) [2]int {
