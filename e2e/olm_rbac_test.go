@@ -43,8 +43,10 @@ func impersonatingKubeconfig(namespace, serviceAccount string) string {
 }
 
 // expectLeastPrivilege checks every role bound to the service account: no wildcard verb,
-// resource or API group, and none of the built-in superuser roles.
-func expectLeastPrivilege(ctx context.Context, namespace, serviceAccount string) {
+// resource or API group, and none of the built-in superuser roles. It reads Secrets only
+// where ownSecrets says: kre-runtime keeps its runtimes' credentials in Secrets of its own
+// namespace; no operator reads Secrets anywhere else.
+func expectLeastPrivilege(ctx context.Context, namespace, serviceAccount string, ownSecrets bool) {
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: serviceAccount, Namespace: namespace}
 	var rules []rbacv1.PolicyRule
 	bindings := &rbacv1.RoleBindingList{}
@@ -83,12 +85,16 @@ func expectLeastPrivilege(ctx context.Context, namespace, serviceAccount string)
 			Expect(field).NotTo(ContainElement("*"), "a wildcard in %+v", r)
 		}
 	}
-	review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User:               "system:serviceaccount:" + namespace + ":" + serviceAccount,
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Verb: "get", Resource: "secrets"},
-	}}
-	Expect(k8sClient.Create(ctx, review)).To(Succeed())
-	Expect(review.Status.Allowed).To(BeFalse(), "no Quintet operator reads secrets")
+	mayGetSecrets := func(in string) bool {
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:               "system:serviceaccount:" + namespace + ":" + serviceAccount,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: in, Verb: "get", Resource: "secrets"},
+		}}
+		Expect(k8sClient.Create(ctx, review)).To(Succeed())
+		return review.Status.Allowed
+	}
+	Expect(mayGetSecrets(namespace)).To(Equal(ownSecrets), "reads the Secrets of its namespace: want %v", ownSecrets)
+	Expect(mayGetSecrets("default")).To(BeFalse(), "no Quintet operator reads Secrets outside its namespace")
 }
 
 // expectCanI asks the API server, through the real kubectl, whether the service account may
@@ -135,18 +141,19 @@ var _ = Describe("An operator OLM installs OwnNamespace", func() {
 		},
 		Entry("gordon creates pods", "gordon", "pods", "gordons.operator.prgcont.cz"),
 		Entry("etcd-cluster creates StatefulSets", "etcd-cluster", "statefulsets.apps", "etcdclusters.etcd.database.coreos.com"),
+		Entry("kre-runtime creates StatefulSets", "kre-runtime", "statefulsets.apps", "runtimes.kre.konstellation.io"),
 	)
 })
 
 var _ = Describe("The RBAC OLM grants from a CSV", func() {
 	DescribeTable("is enough for the manager, and no more",
-		func(ctx SpecContext, operator, sample string, reconciled func(ctx context.Context, sample *unstructured.Unstructured)) {
+		func(ctx SpecContext, operator, sample string, ownSecrets bool, reconciled func(ctx context.Context, sample *unstructured.Unstructured)) {
 			pkg := "quintet-" + operator
 			ns := createNamespace(ctx, "olm-rbac-"+operator, nil)
 			subscribe(ctx, ns, pkg, nil)
 			csv := expectInstalled(ctx, ns, installedCSV(ctx, ns, pkg))
 			sa := csvServiceAccount(csv)
-			expectLeastPrivilege(ctx, ns, sa)
+			expectLeastPrivilege(ctx, ns, sa, ownSecrets)
 
 			By("running the manager locally as " + ns + "/" + sa + " (the one OLM deployed runs on a kwok node, so it does nothing)")
 			log := runManager(operator, []string{"KUBECONFIG=" + impersonatingKubeconfig(ns, sa), "WATCH_NAMESPACE=" + ns})
@@ -155,12 +162,15 @@ var _ = Describe("The RBAC OLM grants from a CSV", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(string(data)).NotTo(ContainSubstring("forbidden"), "the manager's log (%s) reports a denied request", log)
 		},
-		Entry("gordon", "gordon", "operator_v1_gordon.yaml", func(ctx context.Context, gordon *unstructured.Unstructured) {
+		Entry("gordon", "gordon", "operator_v1_gordon.yaml", false, func(ctx context.Context, gordon *unstructured.Unstructured) {
 			expectGordonRunning(ctx, gordon, 3)
 		}),
-		Entry("etcd-cluster", "etcd-cluster", "etcd_v1beta2_etcdcluster.yaml", func(ctx context.Context, cluster *unstructured.Unstructured) {
+		Entry("etcd-cluster", "etcd-cluster", "etcd_v1beta2_etcdcluster.yaml", false, func(ctx context.Context, cluster *unstructured.Unstructured) {
 			expectEtcdObjects(ctx, cluster.GetNamespace())
 			expectMembersUnreachable(ctx, cluster.GetNamespace()) // its status is written; no etcd runs on kwok
+		}),
+		Entry("kre-runtime", "kre-runtime", "kre_v1alpha1_runtime.yaml", true, func(ctx context.Context, runtime *unstructured.Unstructured) {
+			Eventually(func() string { return conditionStatus(ctx, runtime, "Ready") }).WithContext(ctx).Should(Equal("True"))
 		}),
 	)
 })

@@ -22,6 +22,19 @@ import (
 // operatorDir is the folder of an operator module, from the e2e module.
 func operatorDir(name string) string { return filepath.Join("..", "operators", name) }
 
+// operators are the names of the workspace's operators (the folders under operators/).
+func operators() []string {
+	entries, err := os.ReadDir(filepath.Join("..", "operators"))
+	Expect(err).NotTo(HaveOccurred())
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
+
 // installCRDs installs an operator's CRDs, as `make install-<operator>` does.
 func installCRDs(operator string) {
 	By("installing the " + operator + " CRDs")

@@ -69,7 +69,7 @@ var _ = Describe("operator-sdk against the local cluster", func() {
 
 	It("scores every bundle with operator-sdk scorecard, its tests running as pods", func(ctx SpecContext) {
 		ns := realNodeNamespace(ctx, "sdk-scorecard")
-		for _, operator := range []string{"gordon", "etcd-cluster"} {
+		for _, operator := range operators() {
 			bundle := filepath.Join("..", "bundles", operator, operatorVersion(operator))
 			out := operatorSDK(ctx, "scorecard", bundle, "--namespace", ns, "--pod-security", "restricted",
 				"--config", localScorecardConfig(bundle), "--untar-image", requiredEnv("E2E_BUSYBOX_IMAGE"), "--wait-time", "3m")

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/shared/ensure"
 )
 
 func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
@@ -24,7 +25,7 @@ func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
 	without.Spec.Pod = nil
 
 	existing := statefulSet(withPolicy, 3, "3.6.8", nil)
-	if changed, err := copyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing); err != nil || !changed {
+	if changed, err := ensure.CopyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing); err != nil || !changed {
 		t.Fatal("clearing the pod policy must update the StatefulSet")
 	}
 	pod := existing.Spec.Template.Spec
@@ -32,7 +33,7 @@ func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
 		t.Fatalf("policy fields left behind: args %v, nodeSelector %v, tolerations %v, limits %v",
 			pod.Containers[0].Args, pod.NodeSelector, pod.Tolerations, pod.Containers[0].Resources.Limits)
 	}
-	if changed, _ := copyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing); changed {
+	if changed, _ := ensure.CopyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing); changed {
 		t.Fatal("an unchanged StatefulSet must not be written again")
 	}
 }
@@ -54,7 +55,7 @@ func TestMembersCompactHourlyAndSpreadOverNodesUnlessTheSpecSaysOtherwise(t *tes
 	own := c.DeepCopy()
 	own.Spec.Pod = &v1beta2.PodPolicy{EtcdArgs: []string{"--auto-compaction-retention=10m"}, AntiAffinity: v1beta2.AntiAffinityRequired}
 	existing := defaults.DeepCopy()
-	if changed, err := copyManagedFields(statefulSet(own, 3, "3.6.8", nil), existing); err != nil || !changed {
+	if changed, err := ensure.CopyManagedFields(statefulSet(own, 3, "3.6.8", nil), existing); err != nil || !changed {
 		t.Fatal("a compaction flag and a required anti-affinity must update the StatefulSet")
 	}
 	pod = existing.Spec.Template.Spec
@@ -90,7 +91,7 @@ func TestMembersGetTheProxySettingsOLMGaveTheManager(t *testing.T) {
 }
 
 func TestCopyManagedFieldsRefusesWhatItDoesNotManageWithoutPanicking(t *testing.T) {
-	if _, err := copyManagedFields(&corev1.Secret{}, &corev1.Secret{}); err == nil {
+	if _, err := ensure.CopyManagedFields(&corev1.ConfigMap{}, &corev1.ConfigMap{}); err == nil {
 		t.Fatal("a kind the operator does not manage must be an error")
 	}
 	c := &v1beta2.EtcdCluster{
@@ -99,7 +100,7 @@ func TestCopyManagedFieldsRefusesWhatItDoesNotManageWithoutPanicking(t *testing.
 	}
 	emptied := statefulSet(c, 3, "3.6.8", nil)
 	emptied.Spec.Template.Spec.Containers = nil // edited by hand: the update restores the member container
-	if changed, err := copyManagedFields(statefulSet(c, 3, "3.6.8", nil), emptied); err != nil || !changed {
+	if changed, err := ensure.CopyManagedFields(statefulSet(c, 3, "3.6.8", nil), emptied); err != nil || !changed {
 		t.Fatalf("changed %v, err %v: a StatefulSet without its container must be restored", changed, err)
 	}
 }

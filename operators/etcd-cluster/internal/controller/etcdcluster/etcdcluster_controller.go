@@ -31,6 +31,7 @@ import (
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/ensure"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -111,9 +112,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster
 	version, upgradeErr := imageVersion(c)
 	engine := r.engine(c, version)
 	step, report, err := r.reconcileMembers(ctx, c, engine, version)
-	var notOwned *notOwnedError
+	notOwned, isNotOwned := ensure.IsNotOwned(err)
 	switch {
-	case errors.As(err, &notOwned):
+	case isNotOwned:
 		// Waits for the user, who may delete the object at any time: look again now and then.
 		setBlocked(c, v1beta2.ReasonObjectNotOwned, notOwned.Error())
 		return ctrl.Result{RequeueAfter: requeueStable}, nil
@@ -179,13 +180,6 @@ func (r *Reconciler) engine(c *v1beta2.EtcdCluster, version string) *membership.
 	return &membership.Engine{Dial: dial, Addr: r.addresses(c), RequestTimeout: r.RequestTimeout,
 		Runtime: &statefulSetRuntime{r: r, c: c, version: version},
 		Outages: &r.Outages, Key: client.ObjectKeyFromObject(c).String(), ReplaceAfter: replaceAfter}
-}
-
-func (r *Reconciler) apiReader() client.Reader {
-	if r.APIReader != nil {
-		return r.APIReader
-	}
-	return r.Client
 }
 
 func (r *Reconciler) addresses(c *v1beta2.EtcdCluster) membership.Addresses {

@@ -8,12 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
@@ -56,23 +53,23 @@ func runSuite(m *testing.M) int {
 	defer func() { must(env.Stop()) }()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	var running []func() error
+	defer func() {
+		cancel()
+		for _, wait := range running {
+			must(wait())
+		}
+	}()
 	for _, clusterWide := range []bool{false, true} {
-		var logger logr.Logger
-		recorded, logger := testenv.NewLogRecorder()
-		opts := ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger}
-		CacheOptions(&opts)
-		mgr, err := ctrl.NewManager(env.Config, opts)
+		mgr, err := env.NewManager(testenv.ManagerOptions{Customize: CacheOptions, FieldOwner: fieldOwners[clusterWide], EventSource: "etcd-test"})
 		must(err)
-		counted := testenv.CountWrites(client.WithFieldOwner(mgr.GetClient(), fieldOwners[clusterWide]))
-		recorder := testenv.CountEvents(mgr.GetEventRecorder("etcd-test"))
-		r := &Reconciler{Client: counted, APIReader: mgr.GetAPIReader(), Recorder: recorder, ClusterWide: clusterWide,
+		r := &Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events, ClusterWide: clusterWide,
 			MaxConcurrentReconciles: 2, Addresses: testAddresses}
 		must(r.SetupWithManager(mgr))
 		if !clusterWide {
-			reconciler, cached, writes, events, logs = r, mgr.GetCache(), counted, recorder, recorded
+			reconciler, cached, writes, events, logs = r, mgr.GetCache(), mgr.Writes, mgr.Events, mgr.Logs
 		}
-		go func() { must(mgr.Start(ctx)) }()
+		running = append(running, mgr.Run(ctx))
 	}
 	return m.Run()
 }

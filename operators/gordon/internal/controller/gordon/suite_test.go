@@ -7,11 +7,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
 	"github.com/quintet-operators/quintet/shared/testenv"
@@ -42,21 +40,17 @@ func runSuite(m *testing.M) int {
 	}
 	defer func() { must(env.Stop()) }()
 
-	var logger logr.Logger
-	logs, logger = testenv.NewLogRecorder()
-	opts := ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, Logger: logger}
-	CacheOptions(&opts)
-	opts.Cache.NewInformer = newLaggingInformer
-	mgr, err := ctrl.NewManager(env.Config, opts)
+	mgr, err := env.NewManager(testenv.ManagerOptions{EventSource: "gordon-test", Customize: func(o *ctrl.Options) {
+		CacheOptions(o)
+		o.Cache.NewInformer = newLaggingInformer
+	}})
 	must(err)
-	writes = testenv.CountWrites(mgr.GetClient())
-	events = testenv.CountEvents(mgr.GetEventRecorder("gordon-test"))
+	writes, events, logs = mgr.Writes, mgr.Events, mgr.Logs
 	reconciler = &Reconciler{Client: writes, Recorder: events, MaxConcurrentReconciles: 2}
 	must(reconciler.SetupWithManager(mgr))
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() { cancel(); must(<-done) }()
+	wait := mgr.Run(ctx)
+	defer func() { cancel(); must(wait()) }()
 	return m.Run()
 }
 

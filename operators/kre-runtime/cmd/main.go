@@ -1,0 +1,39 @@
+// Command manager runs the kre-runtime operator.
+package main
+
+import (
+	"flag"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
+	runtimectrl "github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtime"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtimeversion"
+	"github.com/quintet-operators/quintet/shared/manager"
+)
+
+func main() {
+	var flags manager.Flags
+	flags.Bind(flag.CommandLine)
+	flag.Parse()
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+
+	manager.Run("kre-runtime", flags, scheme, func(mgr ctrl.Manager) error {
+		c := client.WithFieldOwner(mgr.GetClient(), "kre-runtime")
+		if err := (&runtimectrl.Reconciler{
+			Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("kre-runtime-controller"),
+		}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+		return (&runtimeversion.Reconciler{
+			Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("kre-runtime-controller"),
+		}).SetupWithManager(mgr)
+	}, runtimectrl.CacheOptions)
+}

@@ -1,0 +1,265 @@
+package runtimeversion
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
+	"github.com/quintet-operators/quintet/shared/conditions"
+)
+
+const (
+	timeout = 20 * time.Second
+	tick    = 100 * time.Millisecond
+)
+
+func newNamespace(t *testing.T) string { return env.NewNamespace(t, "kre-version-test") }
+
+// sample reads a file of config/samples.
+func sample(t *testing.T, file string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "samples", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// createRuntime makes the sample Runtime with the status the Runtime controller would
+// report (this package runs only the RuntimeVersion controller).
+func createRuntime(g Gomega, ns string) {
+	ctx := context.Background()
+	rt := &v1alpha1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "example4", Namespace: ns}}
+	g.Expect(env.Client.Create(ctx, rt)).To(Succeed())
+	rt.Status.Mongo.CredentialsSecret = "kre-mongo-credentials"
+	rt.Status.MinIO.CredentialsSecret = "kre-minio-credentials"
+	g.Expect(env.Client.Status().Update(ctx, rt)).To(Succeed())
+}
+
+func getVersion(g Gomega, ns string) *v1alpha1.RuntimeVersion {
+	rv := &v1alpha1.RuntimeVersion{}
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "greeter-v1"}, rv)).To(Succeed())
+	return rv
+}
+
+// deploymentsOf waits for the version's four Deployments and returns them by component.
+func deploymentsOf(t *testing.T, ns string) map[string]*appsv1.Deployment {
+	t.Helper()
+	out := map[string]*appsv1.Deployment{}
+	NewWithT(t).Eventually(func(g Gomega) {
+		for _, c := range []string{EntrypointComponent, "prepare", "greet", "stamp"} {
+			d := &appsv1.Deployment{}
+			g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "greeter-v1-" + c}, d)).To(Succeed())
+			out[c] = d
+		}
+	}, timeout, tick).Should(Succeed())
+	return out
+}
+
+// markAvailable reports every Deployment's replicas ready, as the Deployment controller and
+// kubelets would; envtest runs neither.
+func markAvailable(g Gomega, ns string) {
+	ctx := context.Background()
+	list := &appsv1.DeploymentList{}
+	g.Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+	for i := range list.Items {
+		d := &list.Items[i]
+		n := ptr.Deref(d.Spec.Replicas, 1)
+		d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, ReadyReplicas: n, UpdatedReplicas: n, AvailableReplicas: n}
+		g.Expect(env.Client.Status().Update(ctx, d)).To(Succeed())
+	}
+}
+
+func envOf(d *appsv1.Deployment) map[string]corev1.EnvVar {
+	out := map[string]corev1.EnvVar{}
+	for _, e := range d.Spec.Template.Spec.Containers[0].Env {
+		out[e.Name] = e
+	}
+	return out
+}
+
+func TestAVersionWaitsForItsRuntimeThenWiresItsNodesAlongTheWorkflow(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	rv := sample(t, "kre_v1alpha1_runtimeversion.yaml")
+	rv.SetNamespace(ns)
+	g.Expect(env.Client.Create(ctx, rv, client.FieldValidation(metav1.FieldValidationStrict))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		ready := conditions.Get(getVersion(g, ns), v1alpha1.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(Equal(v1alpha1.ReasonRuntimeNotFound))
+		g.Expect(ready.Message).To(Equal("Runtime example4 does not exist (yet): the version starts once it does"))
+	}, timeout, tick).Should(Succeed())
+	g.Expect(env.Client.List(ctx, &appsv1.DeploymentList{}, client.InNamespace(ns))).To(Succeed())
+
+	createRuntime(g, ns)
+	deployments := deploymentsOf(t, ns)
+	prepare, greet, stamp, entry := envOf(deployments["prepare"]), envOf(deployments["greet"]), envOf(deployments["stamp"]), envOf(deployments[EntrypointComponent])
+	g.Expect(prepare[EnvNATSInput].Value).To(Equal("greeter-v1.greeting.prepare"))
+	g.Expect(prepare[EnvNATSOutput].Value).To(Equal("greeter-v1.greeting.greet"))
+	g.Expect(greet[EnvNATSOutput].Value).To(Equal("greeter-v1.greeting.stamp"))
+	g.Expect(stamp[EnvNATSOutput].Value).To(BeEmpty(), "the last node answers the entrypoint")
+	g.Expect(stamp[EnvWorkflow].Value).To(Equal("greeting"))
+	g.Expect(entry[EnvEntrypoints].Value).To(Equal("Greet=greeter-v1.greeting.prepare"))
+	g.Expect(entry[EnvNATSServer].Value).To(Equal("nats://kre-nats:4222"))
+	g.Expect(entry["GREETING"].Value).To(Equal("hello"))
+	g.Expect(entry["KRT_MONGO_PASSWORD"].ValueFrom.SecretKeyRef.Name).To(Equal("kre-mongo-credentials"))
+	g.Expect(entry[EnvMongoURI].Value).To(Equal("mongodb://$(KRT_MONGO_USERNAME):$(KRT_MONGO_PASSWORD)@kre-mongo:27017/admin"))
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "greeter-v1-entrypoint"}, &corev1.Service{})).To(Succeed())
+
+	markAvailable(g, ns)
+	g.Eventually(func(g Gomega) {
+		v := getVersion(g, ns)
+		g.Expect(conditions.Get(v, v1alpha1.ReadyCondition)).To(HaveField("Status", metav1.ConditionTrue))
+		g.Expect(v.Status.Workflows).To(Equal([]v1alpha1.WorkflowStatus{{Name: "greeting",
+			Subjects: []string{"greeter-v1.greeting.prepare", "greeter-v1.greeting.greet", "greeter-v1.greeting.stamp"}}}))
+		g.Expect(v.Status.Nodes).To(ContainElement(v1alpha1.NodeStatus{Name: "greet", Replicas: 1, ReadyReplicas: 1}))
+	}, timeout, tick).Should(Succeed())
+}
+
+func TestAStoppedVersionScalesToZeroAndAStartedOneComesBack(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	createRuntime(g, ns)
+	rv := sample(t, "kre_v1alpha1_runtimeversion.yaml")
+	rv.SetNamespace(ns)
+	g.Expect(env.Client.Create(ctx, rv)).To(Succeed())
+	deploymentsOf(t, ns)
+	markAvailable(g, ns)
+
+	setState := func(state string) {
+		patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"state":%q}}`, state))
+		g.Expect(env.Client.Patch(ctx, rv, patch)).To(Succeed())
+	}
+	setState("Stopped")
+	g.Eventually(func(g Gomega) {
+		for c, d := range deploymentsOf(t, ns) {
+			g.Expect(d.Spec.Replicas).To(HaveValue(BeZero()), c)
+		}
+	}, timeout, tick).Should(Succeed())
+	markAvailable(g, ns)
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.Get(getVersion(g, ns), v1alpha1.ReadyCondition).Reason).To(Equal(v1alpha1.ReasonStopped))
+	}, timeout, tick).Should(Succeed())
+
+	setState("Started")
+	g.Eventually(func(g Gomega) {
+		for c, d := range deploymentsOf(t, ns) {
+			g.Expect(d.Spec.Replicas).To(HaveValue(BeEquivalentTo(1)), c)
+		}
+	}, timeout, tick).Should(Succeed())
+}
+
+func TestAVersionMakesAgainADeletedDeploymentAndWritesNothingInSteadyState(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	createRuntime(g, ns)
+	rv := sample(t, "kre_v1alpha1_runtimeversion.yaml")
+	rv.SetNamespace(ns)
+	g.Expect(env.Client.Create(ctx, rv)).To(Succeed())
+	deployments := deploymentsOf(t, ns)
+	markAvailable(g, ns)
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.IsTrue(getVersion(g, ns), v1alpha1.ReadyCondition)).To(BeTrue())
+	}, timeout, tick).Should(Succeed())
+
+	time.Sleep(time.Second)
+	before, mark := writes.Writes(), logs.Len()
+	for i := range 5 {
+		patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{"poke":"%d"}}}`, i))
+		g.Expect(env.Client.Patch(ctx, rv, patch)).To(Succeed())
+	}
+	time.Sleep(2 * time.Second)
+	g.Expect(writes.Writes() - before).To(BeZero())
+	g.Expect(logs.Since(mark, ns)).To(BeEmpty())
+
+	g.Expect(env.Client.Delete(ctx, deployments["greet"])).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		d := &appsv1.Deployment{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(deployments["greet"]), d)).To(Succeed())
+		g.Expect(d.UID).NotTo(Equal(deployments["greet"].UID))
+	}, timeout, tick).Should(Succeed())
+}
+
+func TestRuntimeVersionAdmissionRefusesBadInput(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t)
+	valid := func() map[string]any {
+		return map[string]any{
+			"runtimeRef": map[string]any{"name": "example4"},
+			"entrypoint": map[string]any{"image": "krt-runner:v1"},
+			"nodes":      []any{map[string]any{"name": "a", "image": "krt-runner:v1"}, map[string]any{"name": "b", "image": "krt-runner:v1"}},
+			"workflows":  []any{map[string]any{"name": "w", "entrypoint": "W", "sequential": []any{"a", "b"}}},
+		}
+	}
+	tests := []struct {
+		name   string
+		change func(spec map[string]any)
+		want   string
+	}{
+		{"valid", func(map[string]any) {}, ""},
+		{"a node in no declared list", func(s map[string]any) {
+			s["workflows"] = []any{map[string]any{"name": "w", "entrypoint": "W", "sequential": []any{"a", "b", "c"}}}
+		}, "spec.workflows: Invalid value: every name in a workflow's sequential must be a declared node"},
+		{"two nodes of one name", func(s map[string]any) {
+			s["nodes"] = []any{map[string]any{"name": "a", "image": "x:1"}, map[string]any{"name": "a", "image": "x:2"}}
+		}, `spec.nodes[1]: Duplicate value: {"name":"a"}`},
+		{"negative replicas", func(s map[string]any) {
+			s["nodes"].([]any)[0].(map[string]any)["replicas"] = -1
+		}, "spec.nodes[0].replicas: Invalid value: -1"},
+		{"an untagged image", func(s map[string]any) {
+			s["nodes"].([]any)[1].(map[string]any)["image"] = "registry:5000/krt-runner"
+		}, `spec.nodes[1].image: Invalid value: "registry:5000/krt-runner": image must carry a tag or a digest`},
+		{"no runtimeRef", func(s map[string]any) { delete(s, "runtimeRef") }, "spec.runtimeRef: Required value"},
+		{"a workflow without nodes", func(s map[string]any) {
+			s["workflows"] = []any{map[string]any{"name": "w", "entrypoint": "W", "sequential": []any{}}}
+		}, "spec.workflows[0].sequential: Invalid value: 0: spec.workflows[0].sequential in body should have at least 1 items"},
+		{"one entrypoint for two workflows", func(s map[string]any) {
+			s["workflows"] = []any{map[string]any{"name": "w", "entrypoint": "W", "sequential": []any{"a"}},
+				map[string]any{"name": "v", "entrypoint": "W", "sequential": []any{"b"}}}
+		}, "each workflow needs its own entrypoint name"},
+		{"a node in no workflow", func(s map[string]any) {
+			s["workflows"] = []any{map[string]any{"name": "w", "entrypoint": "W", "sequential": []any{"a"}}}
+		}, "spec.nodes: Invalid value: every node must be in exactly one workflow"},
+		{"a config entry with value and secret", func(s map[string]any) {
+			s["config"] = []any{map[string]any{"key": "K", "value": "v", "secretKeyRef": map[string]any{"name": "s", "key": "k"}}}
+		}, "set exactly one of value and secretKeyRef"},
+		{"an unknown state", func(s map[string]any) { s["state"] = "Paused" }, `Unsupported value: "Paused"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			spec := valid()
+			tt.change(spec)
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": v1alpha1.GroupVersion.String(), "kind": "RuntimeVersion",
+				"metadata": map[string]any{"generateName": "bad-", "namespace": ns}, "spec": spec,
+			}}
+			err := env.Client.Create(ctx, u, client.FieldValidation(metav1.FieldValidationStrict))
+			if tt.want == "" {
+				NewWithT(t).Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			NewWithT(t).Expect(err).To(MatchError(ContainSubstring(tt.want)))
+		})
+	}
+}

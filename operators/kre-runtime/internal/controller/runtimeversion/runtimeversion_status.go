@@ -1,0 +1,64 @@
+package runtimeversion
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtime"
+	"github.com/quintet-operators/quintet/shared/conditions"
+)
+
+// setWaiting says the version waits for its Runtime: nothing is made until it is there.
+func setWaiting(rv *v1alpha1.RuntimeVersion, reason, message string) {
+	rv.Status.ObservedGeneration = rv.Generation
+	rv.Status.Workflows = workflowSubjects(rv)
+	conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, reason, message)
+	conditions.Set(rv, v1alpha1.ProgressingCondition, metav1.ConditionFalse, reason, message)
+	conditions.Set(rv, v1alpha1.DegradedCondition, metav1.ConditionFalse, v1alpha1.ReasonAsExpected, "nothing failed: the version waits for its Runtime")
+}
+
+// setStatus computes rv's status from its Deployments (by component) and the pass's error.
+// It is pure.
+func setStatus(rv *v1alpha1.RuntimeVersion, deployments map[string]*appsv1.Deployment, err error) {
+	rv.Status.ObservedGeneration = rv.Generation
+	rv.Status.Workflows = workflowSubjects(rv)
+	var notReady []string
+	observe := func(component string, want int32) v1alpha1.NodeStatus {
+		st := v1alpha1.NodeStatus{Name: component, Replicas: want}
+		if d := deployments[component]; d != nil && d.Status.ObservedGeneration >= d.Generation && ptr.Deref(d.Spec.Replicas, 0) == want {
+			st.ReadyReplicas = min(d.Status.ReadyReplicas, d.Status.UpdatedReplicas, want)
+		}
+		if st.ReadyReplicas < want {
+			notReady = append(notReady, fmt.Sprintf("%s %d/%d", component, st.ReadyReplicas, want))
+		}
+		return st
+	}
+	rv.Status.Entrypoint = observe(EntrypointComponent, replicas(rv, 1))
+	rv.Status.Nodes = make([]v1alpha1.NodeStatus, 0, len(rv.Spec.Nodes))
+	for _, n := range rv.Spec.Nodes {
+		rv.Status.Nodes = append(rv.Status.Nodes, observe(n.Name, replicas(rv, ptr.Deref(n.Replicas, 1))))
+	}
+
+	if len(notReady) > 0 {
+		conditions.Set(rv, v1alpha1.ProgressingCondition, metav1.ConditionTrue, v1alpha1.ReasonNodesNotReady, "ready replicas: "+strings.Join(notReady, ", "))
+	} else {
+		conditions.Set(rv, v1alpha1.ProgressingCondition, metav1.ConditionFalse, v1alpha1.ReasonStable, "every Deployment runs the current spec")
+	}
+	runtime.SetDegraded(rv, err)
+	switch {
+	case conditions.IsTrue(rv, v1alpha1.DegradedCondition):
+		d := conditions.Get(rv, v1alpha1.DegradedCondition)
+		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, d.Reason, d.Message)
+	case len(notReady) > 0:
+		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonNodesNotReady, "ready replicas: "+strings.Join(notReady, ", "))
+	case rv.Spec.State == v1alpha1.StateStopped:
+		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonStopped, "the version is Stopped: every Deployment is scaled to zero")
+	default:
+		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionTrue, v1alpha1.ReasonReady, "the entrypoint and every node are ready")
+	}
+}

@@ -1,0 +1,116 @@
+// Package ensure creates the objects an operator owns, or brings the fields it manages up to
+// date, without adopting or overwriting what belongs to someone else.
+package ensure
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// NotOwnedError: an object the owner needs exists, but the owner does not control it. The
+// operator neither adopts nor overwrites it; the user deletes or renames it.
+type NotOwnedError struct {
+	Kind, Name string
+	// Controller says who controls it, if anyone.
+	Controller string
+}
+
+func (e *NotOwnedError) Error() string {
+	return fmt.Sprintf("%s %s already exists and %s: the operator neither adopts nor overwrites it; delete or rename it",
+		e.Kind, e.Name, e.Controller)
+}
+
+// IsNotOwned reports whether err is (or wraps) a NotOwnedError, and returns it.
+func IsNotOwned(err error) (*NotOwnedError, bool) {
+	var notOwned *NotOwnedError
+	ok := errors.As(err, &notOwned)
+	return notOwned, ok
+}
+
+// Writer writes an operator's objects. Client is the manager's (cached) client; APIReader
+// reads past the cache, which holds only the operator's labelled objects (the manager's
+// APIReader; Client when nil).
+type Writer struct {
+	Client    client.Client
+	APIReader client.Reader
+}
+
+// Ensure creates desired, controller-owned by owner, or brings the fields the operator
+// manages (see CopyManagedFields) up to date. It writes nothing when they already match
+// (server defaults are not a change), logs one line per write, and refuses (NotOwnedError)
+// an object of that name owner does not control. The API server's Invalid is terminal
+// (reconcile.TerminalError): the object is built from the spec, so the same spec fails again.
+func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error {
+	gvk, err := w.Client.GroupVersionKindFor(desired)
+	if err != nil {
+		return err
+	}
+	kind := gvk.Kind
+	if err := controllerutil.SetControllerReference(owner, desired, w.Client.Scheme()); err != nil {
+		return err
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues(kind, klog.KObj(desired))
+	existing := desired.DeepCopyObject().(client.Object)
+	err = w.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		log.Info("Creating " + kind)
+		if err = w.Client.Create(ctx, desired); !apierrors.IsAlreadyExists(err) {
+			return WriteError("creating", kind, desired, err)
+		}
+		// The cache holds only labelled objects: either it has not yet seen what an earlier
+		// pass created, or the object is someone else's. The API server says.
+		err = w.apiReader().Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s %s: %w", kind, desired.GetName(), err)
+	}
+	if !metav1.IsControlledBy(existing, owner) {
+		ownerKind, err := w.Client.GroupVersionKindFor(owner)
+		if err != nil {
+			return err
+		}
+		return &NotOwnedError{Kind: kind, Name: desired.GetName(), Controller: controlledBy(existing, ownerKind.Kind)}
+	}
+	changed, err := CopyManagedFields(desired, existing)
+	if err != nil || !changed {
+		return err
+	}
+	log.Info("Updating " + kind)
+	return WriteError("updating", kind, existing, w.Client.Update(ctx, existing))
+}
+
+func (w Writer) apiReader() client.Reader {
+	if w.APIReader != nil {
+		return w.APIReader
+	}
+	return w.Client
+}
+
+// controlledBy says who controls obj, for NotOwnedError.
+func controlledBy(obj client.Object, ownerKind string) string {
+	if ref := metav1.GetControllerOf(obj); ref != nil {
+		return fmt.Sprintf("is controlled by %s %s (uid %s)", ref.Kind, ref.Name, ref.UID)
+	}
+	return "is controlled by no " + ownerKind
+}
+
+// WriteError wraps a failed write of obj, a kind. The API server's Invalid is terminal.
+func WriteError(verb, kind string, obj client.Object, err error) error {
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("%s %s %s: %w", verb, kind, obj.GetName(), err)
+	if apierrors.IsInvalid(err) {
+		return reconcile.TerminalError(err)
+	}
+	return err
+}
