@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -76,5 +77,22 @@ var _ = Describe("The kre-runtime operator", Ordered, func() {
 			g.Expect(kreVersionPods(ctx, g, ns, "greeter-v1")).To(HaveLen(4))
 			g.Expect(conditionStatus(ctx, version, "Ready")).To(Equal("True"))
 		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("takes what it made with a deleted Runtime, and keeps the volumes (volumeRetention: Retain)", func(ctx SpecContext) {
+		Expect(k8sClient.Delete(ctx, version)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, runtime)).To(Succeed())
+		Eventually(func(g Gomega) {
+			sets := &appsv1.StatefulSetList{}
+			g.Expect(k8sClient.List(ctx, sets, client.InNamespace(ns))).To(Succeed())
+			g.Expect(sets.Items).To(BeEmpty())
+			secrets := &corev1.SecretList{}
+			g.Expect(k8sClient.List(ctx, secrets, client.InNamespace(ns), client.MatchingLabels{"kre.konstellation.io/runtime": "example4"})).To(Succeed())
+			g.Expect(secrets.Items).To(BeEmpty())
+			g.Expect(kreVersionPods(ctx, g, ns, "greeter-v1")).To(BeEmpty())
+		}).WithContext(ctx).Should(Succeed())
+		claims := &corev1.PersistentVolumeClaimList{}
+		Expect(k8sClient.List(ctx, claims, client.InNamespace(ns))).To(Succeed())
+		Expect(claims.Items).To(HaveLen(4), "the volumes stay for a Runtime made again")
 	})
 })

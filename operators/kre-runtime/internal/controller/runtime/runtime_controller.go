@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -63,11 +64,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	patcher := status.NewPatcher(rt)
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, rt)}) }()
-	return ctrl.Result{}, r.reconcileNormal(ctx, rt)
+	return r.reconcileNormal(ctx, rt)
 }
 
 // reconcileNormal makes each component, then the entrypoint's Ingress, and computes status.
-func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) error {
+func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) (ctrl.Result, error) {
 	before := conditions.Snapshot(rt)
 	comps := components(rt)
 	errs := make([]error, 0, len(comps)+2)
@@ -82,10 +83,21 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	setStatus(rt, comps, sets, version, err)
 	r.transitions.RecordDegraded(r.Recorder, rt, before, v1alpha1.DegradedCondition)
 	r.transitions.RecordDegraded(r.Recorder, rt, before, v1alpha1.InlineCredentialsCondition)
+	return ResultOf(err)
+}
+
+// NotOwnedRecheck is how often a pass blocked by an object of someone else's looks again:
+// the user may delete or rename it at any time, and the cache (which holds only the
+// operator's objects) does not see that.
+const NotOwnedRecheck = time.Minute
+
+// ResultOf is a pass's result: an object of someone else's waits for the user (no retry
+// storm), looking again now and then; other errors are retried with back-off.
+func ResultOf(err error) (ctrl.Result, error) {
 	if _, notOwned := ensure.IsNotOwned(err); notOwned {
-		return nil // waits for the user, who deletes or renames the object; its deletion wakes us
+		return ctrl.Result{RequeueAfter: NotOwnedRecheck}, nil
 	}
-	return err
+	return ctrl.Result{}, err
 }
 
 // reconcileComponent makes c's credentials Secret, Services and StatefulSet.

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtime"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
 	"github.com/quintet-operators/quintet/shared/status"
@@ -58,11 +59,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	patcher := status.NewPatcher(rv)
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, rv)}) }()
-	return ctrl.Result{}, r.reconcileNormal(ctx, rv)
+	return r.reconcileNormal(ctx, rv)
 }
 
 // reconcileNormal waits for the Runtime, makes the Deployments and Service, computes status.
-func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVersion) error {
+func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVersion) (ctrl.Result, error) {
 	before := conditions.Snapshot(rv)
 	defer r.transitions.RecordDegraded(r.Recorder, rv, before, v1alpha1.DegradedCondition)
 	rt := &v1alpha1.Runtime{}
@@ -70,21 +71,18 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 	switch {
 	case apierrors.IsNotFound(err):
 		setWaiting(rv, v1alpha1.ReasonRuntimeNotFound, "Runtime "+rv.Spec.RuntimeRef.Name+" does not exist (yet): the version starts once it does")
-		return nil // the Runtime's creation wakes us
+		return ctrl.Result{}, nil // the Runtime's creation wakes us
 	case err != nil:
-		return err
+		return ctrl.Result{}, err
 	case rt.Status.Mongo.CredentialsSecret == "" || rt.Status.MinIO.CredentialsSecret == "":
 		setWaiting(rv, v1alpha1.ReasonRuntimeNotReady, "Runtime "+rt.Name+" has not reported its credentials Secrets yet")
-		return nil
+		return ctrl.Result{}, nil // its status update wakes us
 	}
 	err = r.reconcileDeployments(ctx, rv, rt)
 	deployments, listErr := r.deployments(ctx, rv)
 	err = errors.Join(err, listErr)
 	setStatus(rv, deployments, err)
-	if _, notOwned := ensure.IsNotOwned(err); notOwned {
-		return nil // waits for the user to delete or rename the object
-	}
-	return err
+	return runtime.ResultOf(err)
 }
 
 // reconcileDeployments makes the entrypoint's Service and Deployment and each node's Deployment.
