@@ -2,6 +2,10 @@ package testenv
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,4 +57,36 @@ func (m *Manager) Run(ctx context.Context) (wait func() error) {
 	done := make(chan error, 1)
 	go func() { done <- m.Start(ctx) }()
 	return func() error { return <-done }
+}
+
+// Main runs a test package against one API server (o) and one manager (mo): setup registers
+// the reconcilers under test, typically keeping env and the manager's counters in package
+// variables. It returns m.Run's exit code, or 1 when the environment cannot start.
+func Main(m *testing.M, o Options, mo ManagerOptions, setup func(*Env, *Manager) error) int {
+	env, err := Start(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code, err := runWith(m, env, mo, setup)
+	if err = errors.Join(err, env.Stop()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
+}
+
+func runWith(m *testing.M, env *Env, mo ManagerOptions, setup func(*Env, *Manager) error) (int, error) {
+	mgr, err := env.NewManager(mo)
+	if err != nil {
+		return 0, err
+	}
+	if err := setup(env, mgr); err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := mgr.Run(ctx)
+	code := m.Run()
+	cancel()
+	return code, wait()
 }

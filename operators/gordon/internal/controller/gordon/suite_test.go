@@ -1,8 +1,6 @@
 package gordon
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,39 +23,17 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	var err error
-	env, err = testenv.Start(testenv.Options{
+	os.Exit(testenv.Main(m, testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
 		AddToScheme:       []func(*runtime.Scheme) error{v1.AddToScheme},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { must(env.Stop()) }()
-
-	mgr, err := env.NewManager(testenv.ManagerOptions{EventSource: "gordon-test", Customize: func(o *ctrl.Options) {
+	}, testenv.ManagerOptions{EventSource: "gordon-test", Customize: func(o *ctrl.Options) {
 		CacheOptions(o)
 		o.Cache.NewInformer = newLaggingInformer
-	}})
-	must(err)
-	writes, events, logs = mgr.Writes, mgr.Events, mgr.Logs
-	reconciler = &Reconciler{Client: writes, Recorder: events, MaxConcurrentReconciles: 2}
-	must(reconciler.SetupWithManager(mgr))
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := mgr.Run(ctx)
-	defer func() { cancel(); must(wait()) }()
-	return m.Run()
-}
-
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
+	}}, func(e *testenv.Env, mgr *testenv.Manager) error {
+		env, writes, events, logs = e, mgr.Writes, mgr.Events, mgr.Logs
+		reconciler = &Reconciler{Client: writes, Recorder: events, MaxConcurrentReconciles: 2}
+		return reconciler.SetupWithManager(mgr)
+	}))
 }
 
 func reconcileRequest(g *v1.Gordon) ctrl.Request {

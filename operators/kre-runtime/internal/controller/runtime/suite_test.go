@@ -1,8 +1,6 @@
 package runtime
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,34 +21,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	var err error
-	env, err = testenv.Start(testenv.Options{
+	os.Exit(testenv.Main(m, testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
 		AddToScheme:       []func(*runtime.Scheme) error{v1alpha1.AddToScheme},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { must(env.Stop()) }()
-
-	mgr, err := env.NewManager(testenv.ManagerOptions{EventSource: "kre-runtime-test", Customize: CacheOptions})
-	must(err)
-	writes, events, logs = mgr.Writes, mgr.Events, mgr.Logs
-	reconciler = &Reconciler{Client: writes, APIReader: mgr.GetAPIReader(), Recorder: events}
-	must(reconciler.SetupWithManager(mgr))
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := mgr.Run(ctx)
-	defer func() { cancel(); must(wait()) }()
-	return m.Run()
-}
-
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
+	}, testenv.ManagerOptions{EventSource: "kre-runtime-test", Customize: CacheOptions}, func(e *testenv.Env, mgr *testenv.Manager) error {
+		env, writes, events, logs = e, mgr.Writes, mgr.Events, mgr.Logs
+		reconciler = &Reconciler{Client: writes, APIReader: mgr.GetAPIReader(), Recorder: events}
+		return reconciler.SetupWithManager(mgr)
+	}))
 }
