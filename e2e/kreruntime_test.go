@@ -13,10 +13,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// kreVersionPods lists the pods of a RuntimeVersion that are not terminating.
-func kreVersionPods(ctx context.Context, g Gomega, namespace, version string) []corev1.Pod {
+// kreSampleVersion is the name of the sample RuntimeVersion.
+const kreSampleVersion = "greeter-v1"
+
+// kreVersionPods lists the pods of the sample RuntimeVersion that are not terminating.
+func kreVersionPods(ctx context.Context, g Gomega, namespace string) []corev1.Pod {
 	pods := &corev1.PodList{}
-	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"kre.konstellation.io/version": version})).To(Succeed())
+	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"kre.konstellation.io/version": kreSampleVersion})).To(Succeed())
 	var live []corev1.Pod
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp == nil {
@@ -61,20 +64,20 @@ var _ = Describe("The kre-runtime operator", Ordered, func() {
 	It("runs a RuntimeVersion's entrypoint and nodes, stops it to no pods and starts it again", func(ctx SpecContext) {
 		version = applySample(ctx, "kre-runtime", "kre_v1alpha1_runtimeversion.yaml", ns)
 		Eventually(func(g Gomega) {
-			g.Expect(kreVersionPods(ctx, g, ns, "greeter-v1")).To(HaveLen(4))
+			g.Expect(kreVersionPods(ctx, g, ns)).To(HaveLen(4))
 			g.Expect(conditionStatus(ctx, version, "Ready")).To(Equal("True"))
 		}).WithContext(ctx).Should(Succeed())
 
 		stop := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"state":"Stopped"}}`))
 		Expect(k8sClient.Patch(ctx, version, stop)).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(kreVersionPods(ctx, g, ns, "greeter-v1")).To(BeEmpty())
+			g.Expect(kreVersionPods(ctx, g, ns)).To(BeEmpty())
 		}).WithContext(ctx).Should(Succeed())
 
 		start := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"state":"Started"}}`))
 		Expect(k8sClient.Patch(ctx, version, start)).To(Succeed())
 		Eventually(func(g Gomega) {
-			g.Expect(kreVersionPods(ctx, g, ns, "greeter-v1")).To(HaveLen(4))
+			g.Expect(kreVersionPods(ctx, g, ns)).To(HaveLen(4))
 			g.Expect(conditionStatus(ctx, version, "Ready")).To(Equal("True"))
 		}).WithContext(ctx).Should(Succeed())
 	})
@@ -89,7 +92,7 @@ var _ = Describe("The kre-runtime operator", Ordered, func() {
 			secrets := &corev1.SecretList{}
 			g.Expect(k8sClient.List(ctx, secrets, client.InNamespace(ns), client.MatchingLabels{"kre.konstellation.io/runtime": "example4"})).To(Succeed())
 			g.Expect(secrets.Items).To(BeEmpty())
-			g.Expect(kreVersionPods(ctx, g, ns, "greeter-v1")).To(BeEmpty())
+			g.Expect(kreVersionPods(ctx, g, ns)).To(BeEmpty())
 		}).WithContext(ctx).Should(Succeed())
 		claims := &corev1.PersistentVolumeClaimList{}
 		Expect(k8sClient.List(ctx, claims, client.InNamespace(ns))).To(Succeed())
