@@ -200,19 +200,15 @@ func TestARuntimeWithSecretRefsLeavesTheUsersSecretsAlone(t *testing.T) {
 	rt.Spec.MinIO.Credentials.SecretRef = &corev1.LocalObjectReference{Name: "my-minio"}
 	g.Expect(env.Client.Create(ctx, rt)).To(Succeed())
 	sets := statefulSetsOf(t, ns)
-	env := sets["kre-mongo"].Spec.Template.Spec.Containers[0].Env
-	g.Expect(env).To(ContainElement(SecretEnv("MONGO_INITDB_ROOT_PASSWORD", "my-mongo", MongoPasswordKey)))
+	mongoEnv := sets["kre-mongo"].Spec.Template.Spec.Containers[0].Env
+	g.Expect(mongoEnv).To(ContainElement(SecretEnv("MONGO_INITDB_ROOT_PASSWORD", "my-mongo", MongoPasswordKey)))
 	g.Eventually(func(g Gomega) {
 		rt := getRuntime(g, ns, "refs")
 		g.Expect(rt.Status.MinIO.CredentialsSecret).To(Equal("my-minio"))
 	}, timeout, tick).Should(Succeed())
 	secrets := &corev1.SecretList{}
-	g.Expect(envClientList(ctx, secrets, ns)).To(Succeed())
+	g.Expect(env.Client.List(ctx, secrets, client.InNamespace(ns))).To(Succeed())
 	g.Expect(secrets.Items).To(BeEmpty(), "the operator makes no Secret when the user names one")
-}
-
-func envClientList(ctx context.Context, list client.ObjectList, ns string) error {
-	return env.Client.List(ctx, list, client.InNamespace(ns))
 }
 
 func poke(g Gomega, ns, name string) {

@@ -53,6 +53,17 @@ func createRuntime(g Gomega, ns string) {
 	g.Expect(env.Client.Status().Update(ctx, rt)).To(Succeed())
 }
 
+// startSample creates the sample Runtime (with its status) and RuntimeVersion in ns.
+func startSample(t *testing.T, ns string) *unstructured.Unstructured {
+	t.Helper()
+	g := NewWithT(t)
+	createRuntime(g, ns)
+	rv := sample(t, "kre_v1alpha1_runtimeversion.yaml")
+	rv.SetNamespace(ns)
+	g.Expect(env.Client.Create(context.Background(), rv)).To(Succeed())
+	return rv
+}
+
 func getVersion(g Gomega, ns string) *v1alpha1.RuntimeVersion {
 	rv := &v1alpha1.RuntimeVersion{}
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "greeter-v1"}, rv)).To(Succeed())
@@ -139,10 +150,7 @@ func TestAStoppedVersionScalesToZeroAndAStartedOneComesBack(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	createRuntime(g, ns)
-	rv := sample(t, "kre_v1alpha1_runtimeversion.yaml")
-	rv.SetNamespace(ns)
-	g.Expect(env.Client.Create(ctx, rv)).To(Succeed())
+	rv := startSample(t, ns)
 	deploymentsOf(t, ns)
 	markAvailable(g, ns)
 
@@ -173,10 +181,7 @@ func TestAVersionMakesAgainADeletedDeploymentAndWritesNothingInSteadyState(t *te
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
-	createRuntime(g, ns)
-	rv := sample(t, "kre_v1alpha1_runtimeversion.yaml")
-	rv.SetNamespace(ns)
-	g.Expect(env.Client.Create(ctx, rv)).To(Succeed())
+	rv := startSample(t, ns)
 	deployments := deploymentsOf(t, ns)
 	markAvailable(g, ns)
 	g.Eventually(func(g Gomega) {
