@@ -243,7 +243,8 @@ func planStaleVolume(o Observed, members []Member) (Step, bool) {
 
 // planRestart restarts workloads onto the current spec one at a time: a failing outdated
 // one at once (it serves nothing: this is how a reverted spec brings it back), any other
-// only while every member is healthy, so each waits for the one before.
+// only while every member is healthy and every workload Ready, so each waits for the one
+// before to serve again, in etcd and behind its readiness probe.
 func planRestart(o Observed, members []Member, allHealthy bool) (Step, bool) {
 	for _, m := range members {
 		if w := o.workload(m.Ordinal); w.Exists && w.Outdated && !w.Waiting && w.Failure != "" {
@@ -256,10 +257,24 @@ func planRestart(o Observed, members []Member, allHealthy bool) (Step, bool) {
 	for i := len(members) - 1; i >= 0; i-- {
 		m := members[i]
 		if w := o.workload(m.Ordinal); w.Exists && w.Outdated && !w.Waiting {
+			if u, ok := firstUnready(o); ok {
+				return Step{Action: ActionWait, Ordinal: u,
+					Reason: fmt.Sprintf("waiting for member %d to pass its readiness probe before restarting the next one", u)}, true
+			}
 			return Step{Action: ActionRestart, Ordinal: m.Ordinal, ID: m.ID, Reason: "rolling members onto the current spec one at a time"}, true
 		}
 	}
 	return Step{}, false
+}
+
+// firstUnready is the lowest ordinal of a running workload that is not Ready.
+func firstUnready(o Observed) (int, bool) {
+	for _, w := range o.Workload {
+		if w.Exists && w.Unready {
+			return w.Ordinal, true
+		}
+	}
+	return 0, false
 }
 
 // planSize grows or shrinks the membership by one member.

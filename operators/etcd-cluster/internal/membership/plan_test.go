@@ -42,6 +42,7 @@ func TestPlan(t *testing.T) {
 	}
 	failing := func(w *Workload) { w.Failure = "CrashLoopBackOff" }
 	outdated := func(w *Workload) { w.Outdated = true }
+	unready := func(w *Workload) { w.Unready = true }
 	obs := func(ms []Member, ws []Workload) Observed {
 		n := 0
 		for _, w := range ws {
@@ -88,6 +89,7 @@ func TestPlan(t *testing.T) {
 		{"stop a workload without a member", 3, obs(voters(3), running(4)), ActionRemove, 3},
 		{"restart the highest outdated member first", 3, obs(voters(3), with(with(running(3), 2, outdated), 1, outdated)), ActionRestart, 2},
 		{"restart nothing while a member is unhealthy", 3, obs(sick(voters(3), 0), with(running(3), 2, outdated)), ActionNone, 0},
+		{"no restart while the member restarted last is not Ready yet", 3, obs(voters(3), with(with(running(3), 1, outdated), 2, unready)), ActionWait, 2},
 		{"restart a failing outdated member at once", 3, obs(sick(voters(3), 1), with(with(running(3), 1, outdated), 1, failing)), ActionRestart, 1},
 	}
 	for _, tt := range tests {

@@ -43,6 +43,10 @@ type Workload struct {
 	VolumeGone bool
 	// Outdated: the workload runs an earlier spec (image, flags, resources) than the current one.
 	Outdated bool
+	// Unready: the workload runs but does not pass its readiness probe yet (or is being
+	// stopped). A rolling restart waits for it, as a StatefulSet's rolling update does;
+	// whether a member is lost is told by etcd, never by this.
+	Unready bool
 	// Failure says why the workload cannot run for a reason of its spec (an image that cannot
 	// be pulled, a crash at start); such a member is never replaced: its data is fine.
 	Failure string

@@ -125,6 +125,8 @@ func setConditions(c *v1beta2.EtcdCluster, rep membership.Report, n memberCounts
 	case st.TargetVersion != "" && upgradeErr == nil:
 		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionTrue, v1beta2.ReasonUpgrading,
 			fmt.Sprintf("rolling members from %s to %s one at a time", st.CurrentVersion, st.TargetVersion))
+	case slices.ContainsFunc(o.Workload, func(w membership.Workload) bool { return w.Exists && w.Outdated }):
+		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionTrue, v1beta2.ReasonRestarting, step.Reason)
 	default:
 		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonStable, step.Reason)
 	}

@@ -37,6 +37,11 @@ func TestSetStatus(t *testing.T) {
 		r.Observed.Workload = []membership.Workload{{Ordinal: 2, Exists: true, Failure: "pod e-2: CrashLoopBackOff"}}
 		return r
 	}
+	rolling := func(r membership.Report) membership.Report {
+		r.Observed.Workload = []membership.Workload{{Ordinal: 0, Exists: true, Outdated: true}, {Ordinal: 1, Exists: true, Outdated: true},
+			{Ordinal: 2, Exists: true, Unready: true}}
+		return r
+	}
 	type want struct {
 		ready, available, progressing, degraded string
 		readyTrue                               bool
@@ -69,6 +74,8 @@ func TestSetStatus(t *testing.T) {
 			nil, want{v1beta2.ReasonMemberFailing, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonMemberFailing, false, v1beta2.PhaseRunning}},
 		{"members restart onto a new spec", reachable(healthy(3)), membership.Step{Action: membership.ActionRestart, Ordinal: 2},
 			nil, want{v1beta2.ReasonRestarting, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonRestarting, v1beta2.ReasonAsExpected, false, v1beta2.PhaseScaling}},
+		{"a restart waits for the member restarted before to be Ready", rolling(reachable(healthy(3))), membership.Step{Action: membership.ActionWait, Ordinal: 2},
+			nil, want{v1beta2.ReasonRestarting, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonRestarting, v1beta2.ReasonAsExpected, false, v1beta2.PhaseRunning}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -56,7 +56,9 @@ func (s *statefulSetRuntime) Workloads(ctx context.Context) ([]membership.Worklo
 			w.VolumeGone = claim.DeletionTimestamp != nil
 			w.DataOf, _ = strconv.ParseUint(claim.Annotations[v1beta2.MemberIDAnnotation], 16, 64)
 		}
-		if pod, ok := pods[o]; ok {
+		pod, ok := pods[o]
+		w.Unready = w.Exists && (!ok || !podReady(pod))
+		if ok {
 			w.Waiting = gated(pod)
 			w.Outdated = updateRevision != "" && pod.Labels[appsv1.ControllerRevisionHashLabelKey] != updateRevision
 			w.Failure = podFailure(pod)
@@ -102,6 +104,13 @@ func ordinalOf(name, prefix string) (int, bool) {
 
 func gated(pod *corev1.Pod) bool {
 	return slices.ContainsFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == v1beta2.StartGate })
+}
+
+// podReady: the pod passes its readiness probe and is not being stopped.
+func podReady(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp == nil && slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
+		return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
+	})
 }
 
 // failureReasons are the container states that come from the spec or the image, not
