@@ -72,6 +72,8 @@ COREDNS_VERSION          := $(call modversion,github.com/coredns/coredns,hack/to
 ETCD_VERSION             := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/kube/go.mod)
 # The etcd release before ETCD_VERSION: e2e upgrades an EtcdCluster from it.
 ETCD_PREVIOUS_VERSION    := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/etcd-previous/go.mod)
+# The NATS server kre-runtime's message-flow e2e runs (its krt-runner's tests run it in process).
+NATS_VERSION             := $(call modversion,github.com/nats-io/nats-server/v2,operators/kre-runtime/go.mod)
 
 KUBE_BIN      := $(BIN)/k8s-$(KUBE_VERSION)
 KUBECTL       := $(KUBE_BIN)/kubectl
@@ -92,6 +94,9 @@ CATALOG_TOOL   = $(BIN)/catalog
 IMAGES_DIR     = $(BIN)/image-tarballs
 STATIC_DIR     = $(BIN)/static
 PAUSE_IMAGE    = $(call image,pause):$(IMAGE_TAG)
+# kre-runtime's message flow: NATS (tagged as upstream's image) and our KRT node/entrypoint.
+NATS_IMAGE       = $(call image,nats):$(NATS_VERSION:v%=%)
+KRT_RUNNER_IMAGE = $(call image,krt-runner):$(IMAGE_TAG)
 # envtest finds kube-apiserver and etcd here; no setup-envtest downloads.
 export KUBEBUILDER_ASSETS := $(KUBE_BIN)
 
@@ -334,7 +339,8 @@ E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE
 	E2E_LOCALCLUSTER=$(LOCALCLUSTER) E2E_OPM=$(OPM) E2E_OLM_BIN=$(OLM_BIN) E2E_CATALOG_IMAGE=$(CATALOG_IMAGE) \
 	E2E_BUNDLE_TOOL=$(BUNDLE_TOOL) E2E_CATALOG_TOOL=$(CATALOG_TOOL) E2E_OPERATOR_SDK=$(OPERATOR_SDK) \
 	E2E_IMAGES_REGISTRY_TLS=$(IMAGE_REGISTRY_TLS) E2E_REGISTRY_CA=$(REGISTRY_CA) \
-	E2E_OPM_INDEX_IMAGE=$(OPM_INDEX_IMAGE) E2E_BUSYBOX_IMAGE=$(BUSYBOX_IMAGE) E2E_SCORECARD_IMAGE=$(SCORECARD_IMAGE)
+	E2E_OPM_INDEX_IMAGE=$(OPM_INDEX_IMAGE) E2E_BUSYBOX_IMAGE=$(BUSYBOX_IMAGE) E2E_SCORECARD_IMAGE=$(SCORECARD_IMAGE) \
+	E2E_NATS_IMAGE=$(NATS_IMAGE) E2E_KRT_RUNNER_IMAGE=$(KRT_RUNNER_IMAGE)
 
 # The suites run on a fresh local cluster with OLM and the catalog (olm-up), and the registry
 # holding our images, the bundle images and the catalog image.
@@ -348,16 +354,18 @@ e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up 
 	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
 
 .PHONY: images
-images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) $(SCORECARD_TEST) node-packages ## Build our images from source (pause, etcd, managers, e2e agent, OLM's and operator-sdk's); load them into a running real node.
+images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) $(SCORECARD_TEST) node-packages ## Build our images from source (pause, etcd, managers, e2e agent, NATS and krt-runner, OLM's and operator-sdk's); load them into a running real node.
 	@mkdir -p $(STATIC_DIR)
 	cd hack/images && GOWORK=off go build -o $(STATIC_DIR)/pause ./pause && GOWORK=off go build -o $(STATIC_DIR)/cp ./cp
 	cd e2e && go build -o $(STATIC_DIR)/e2e-agent ./agent
 	$(foreach op,$(OPERATORS),(cd operators/$(op) && go build -o $(STATIC_DIR)/$(op)-manager ./cmd) &&) true
+	cd operators/kre-runtime && go build -o $(STATIC_DIR)/krt-runner ./cmd/krt-runner && go build -o $(STATIC_DIR)/nats-server github.com/nats-io/nats-server/v2
 	$(IMAGES_TOOL) build --out $(IMAGES_DIR) \
 	  $(PAUSE_IMAGE)=$(STATIC_DIR)/pause:/pause \
 	  $(call image,etcd):$(ETCD_VERSION)=$(KUBE_BIN)/etcd:/usr/local/bin/etcd \
 	  $(call image,etcd):$(ETCD_PREVIOUS_VERSION)=$(ETCD_PREVIOUS):/usr/local/bin/etcd \
 	  $(call image,e2e-agent):$(IMAGE_TAG)=$(STATIC_DIR)/e2e-agent:/agent \
+	  $(NATS_IMAGE)=$(STATIC_DIR)/nats-server:/nats-server $(KRT_RUNNER_IMAGE)=$(STATIC_DIR)/krt-runner:/krt-runner \
 	  $(OPM_IMAGE)=$(OPM):/bin/opm $(OLM_UTIL_IMAGE)=$(STATIC_DIR)/cp:/bin/cp,$(OLM_BIN)/cpb:/bin/cpb \
 	  $(foreach op,$(OPERATORS),$(call manager_image,$(op))=$(STATIC_DIR)/$(op)-manager:/manager) \
 	  $(SCORECARD_IMAGE)=$(SCORECARD_TEST):/usr/local/bin/scorecard-test

@@ -96,12 +96,18 @@ func logDir() string {
 
 // applySample creates an operator's sample (a file under config/samples) in namespace.
 func applySample(ctx context.Context, operator, file, namespace string) *unstructured.Unstructured {
+	u := readSample(operator, file)
+	u.SetNamespace(namespace)
+	Expect(k8sClient.Create(ctx, u)).To(Succeed())
+	return u
+}
+
+// readSample reads one of an operator's samples (config/samples/file).
+func readSample(operator, file string) *unstructured.Unstructured {
 	data, err := os.ReadFile(filepath.Join(operatorDir(operator), "config", "samples", file))
 	Expect(err).NotTo(HaveOccurred())
 	u := &unstructured.Unstructured{}
 	Expect(yaml.Unmarshal(data, &u.Object)).To(Succeed())
-	u.SetNamespace(namespace)
-	Expect(k8sClient.Create(ctx, u)).To(Succeed())
 	return u
 }
 

@@ -106,9 +106,14 @@ func requiredEnv(name string) string {
 
 // httpGet fetches url from this host and returns the status code and body.
 func httpGet(ctx context.Context, url string) (int, string, error) {
+	return httpDo(ctx, http.MethodGet, url, "")
+}
+
+// httpDo sends a request with body from this host and returns the status code and body.
+func httpDo(ctx context.Context, method, url, body string) (int, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return 0, "", err
 	}
@@ -117,8 +122,8 @@ func httpGet(ctx context.Context, url string) (int, string, error) {
 		return 0, "", err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
+	answer, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(answer), err
 }
 
 // agentURL is the agent's URL on a pod's IP.

@@ -2,9 +2,10 @@
 # make demo: on the running local cluster, install every operator and apply its samples, wait
 # until each sample is Ready and print a table. With the real node, each operator is deployed
 # as a platform team would (config/default: namespace, RBAC, Deployment with the image `make
-# images` built) and its manager runs in a pod there, and the tutorial's EtcdCluster runs three
-# real etcd members there (config/demo/etcd-real-node); without it, managers run as local
-# processes and the EtcdCluster sits on kwok nodes, where no etcd runs.
+# images` built) and its manager runs in a pod there, the tutorial's EtcdCluster runs three
+# real etcd members there (config/demo/etcd-real-node), and KRE's Runtime runs NATS and the
+# sample RuntimeVersion's workflow there, answering a request (config/demo/kre-real-node);
+# without it, managers run as local processes and those pods sit on kwok nodes, where nothing runs.
 # Environment (from the Makefile): KUBECTL, LOCALCLUSTER, LOCAL, OPERATORS (may be empty).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +52,7 @@ k get node quintet-node >/dev/null 2>&1 && real_node=yes
 samples() {
   case "$real_node:$1" in
     yes:etcd-cluster) echo config/demo/etcd-real-node ;;
+    yes:kre-runtime) echo config/demo/kre-real-node ;;
     *) echo "operators/$1/config/samples" ;;
   esac
 }
@@ -119,6 +121,18 @@ done
 if [ -z "$real_node" ] && k get -n "$NS" etcdclusters -o name 2>/dev/null | grep -q .; then
   echo "(An EtcdCluster on kwok nodes says MembersUnreachable: kwok runs no containers, so no etcd answers."
   echo " With the real node, make demo runs it there, with three real etcd members.)"
+fi
+if [ -n "$real_node" ] && k get -n "$NS" service greeter-v1-entrypoint >/dev/null 2>&1; then
+  echo
+  echo "== kre-runtime: POST /predict to greeter-v1's entrypoint; NATS carries it through prepare, greet and stamp"
+  ip=$(k get -n "$NS" service greeter-v1-entrypoint -o jsonpath='{.spec.clusterIP}')
+  echo "\$ curl -X POST --data hello http://$ip/predict?workflow=Greet"
+  # Nodes have no readiness probe: the first request may come before they subscribe.
+  for _ in $(seq 1 20); do
+    answer=$(curl -fsS --max-time 10 -X POST --data hello "http://$ip/predict?workflow=Greet" 2>&1) && break
+    sleep 1
+  done
+  echo "$answer"
 fi
 if [ -n "$real_node" ]; then
   echo

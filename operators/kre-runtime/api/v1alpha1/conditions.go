@@ -30,8 +30,9 @@ const (
 	ReasonRuntimeNotFound = "RuntimeNotFound"
 	// ReasonRuntimeNotReady: the RuntimeVersion's Runtime is not Ready yet.
 	ReasonRuntimeNotReady = "RuntimeNotReady"
-	// ReasonSecretNotFound: a credentials Secret named by secretRef is missing or lacks a key.
-	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonPodsFailing: a pod cannot run for a reason of its spec or image: a crash loop, an
+	// image that cannot be pulled, a Secret (a secretRef's) or key that is missing.
+	ReasonPodsFailing = "PodsFailing"
 	// ReasonObjectNotOwned: an object the operator would make exists and belongs to
 	// someone else (another Runtime in the namespace, a user).
 	ReasonObjectNotOwned = "ObjectNotOwned"

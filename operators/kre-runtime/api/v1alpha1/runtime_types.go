@@ -70,6 +70,19 @@ type RuntimeEntrypoint struct {
 	IngressClassName *string `json:"ingressClassName,omitempty"`
 }
 
+// Placement chooses the nodes pods run on.
+type Placement struct {
+	// nodeSelector: the pods run only on nodes with these labels.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+
+	// tolerations let the pods run on nodes with matching taints.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+}
+
 // Storage is the volume of each replica of a component. It cannot change after creation:
 // a StatefulSet's volume claim templates are fixed.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="storage cannot change after creation: a StatefulSet's volume claims are fixed (delete the Runtime, keeping its volumes, to change it)"
@@ -106,6 +119,10 @@ type NATSSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Storage Storage `json:"storage,omitempty"`
+
+	// placement of the pods on nodes.
+	// +optional
+	Placement Placement `json:"placement,omitzero"`
 }
 
 // MongoSpec runs MongoDB.
@@ -132,6 +149,10 @@ type MongoSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Storage Storage `json:"storage,omitempty"`
+
+	// placement of the pods on nodes.
+	// +optional
+	Placement Placement `json:"placement,omitzero"`
 }
 
 // MongoCredentials are the root user's. Prefer secretRef: inline values are readable by
@@ -173,6 +194,10 @@ type MinIOSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Storage Storage `json:"storage,omitempty"`
+
+	// placement of the pods on nodes.
+	// +optional
+	Placement Placement `json:"placement,omitzero"`
 }
 
 // MinIOCredentials are the root user's. Prefer secretRef: inline values are readable by

@@ -44,6 +44,10 @@ type RuntimeVersionSpec struct {
 	// +required
 	Workflows []Workflow `json:"workflows"`
 
+	// placement of the entrypoint's and the nodes' pods on nodes.
+	// +optional
+	Placement Placement `json:"placement,omitzero"`
+
 	// state: Started runs the version; Stopped scales everything to zero and keeps it.
 	// +kubebuilder:validation:Enum=Started;Stopped
 	// +kubebuilder:default=Started

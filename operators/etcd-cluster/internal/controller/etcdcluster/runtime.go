@@ -16,6 +16,7 @@ import (
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
+	"github.com/quintet-operators/quintet/shared/podfailure"
 )
 
 // statefulSetRuntime runs members as the pods of the cluster's StatefulSet, one volume
@@ -61,7 +62,7 @@ func (s *statefulSetRuntime) Workloads(ctx context.Context) ([]membership.Worklo
 		if ok {
 			w.Waiting = gated(pod)
 			w.Outdated = updateRevision != "" && pod.Labels[appsv1.ControllerRevisionHashLabelKey] != updateRevision
-			w.Failure = podFailure(pod)
+			w.Failure = podfailure.Of(pod)
 		}
 		workloads = append(workloads, w)
 	}
@@ -111,27 +112,6 @@ func podReady(pod *corev1.Pod) bool {
 	return pod.DeletionTimestamp == nil && slices.ContainsFunc(pod.Status.Conditions, func(c corev1.PodCondition) bool {
 		return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
 	})
-}
-
-// failureReasons are the container states that come from the spec or the image, not
-// from the member's data: such a member waits for a spec that works.
-var failureReasons = []string{"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
-	"CreateContainerConfigError", "CreateContainerError", "RunContainerError", "CrashLoopBackOff"}
-
-// podFailure says why the etcd container of pod cannot run, or "".
-func podFailure(pod *corev1.Pod) string {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if w := cs.State.Waiting; w != nil && slices.Contains(failureReasons, w.Reason) {
-			msg := fmt.Sprintf("pod %s: %s", pod.Name, w.Reason)
-			if t := cs.LastTerminationState.Terminated; t != nil {
-				msg += fmt.Sprintf(" (exited with code %d after %d restarts)", t.ExitCode, cs.RestartCount)
-			} else if w.Message != "" {
-				msg += ": " + w.Message
-			}
-			return msg
-		}
-	}
-	return ""
 }
 
 // Scale sets the StatefulSet's replicas and deletes the volume claims past them: the

@@ -103,7 +103,7 @@ func TestGordonReportsARolloutHeldByCrashLoopingPods(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		degraded := degradedCondition(g, gordon)
 		g.Expect(degraded.Reason).To(Equal(v1.ReasonPodsFailing))
-		g.Expect(degraded.Message).To(Equal("pod " + broken.Name + ": CrashLoopBackOff (last exit code 1)"))
+		g.Expect(degraded.Message).To(Equal("pod " + broken.Name + ": CrashLoopBackOff (last exit code 1 after 0 restarts)"))
 		g.Expect(conditions.Get(gordon, v1.ProgressingCondition).Reason).To(Equal(v1.ReasonRollingUpdate))
 		g.Expect(gordon.Status.UpdatedReplicas).To(BeEquivalentTo(1))
 	}, timeout, tick).Should(Succeed())

@@ -3,7 +3,6 @@ package gordon
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +10,7 @@ import (
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/podfailure"
 )
 
 // syncResult is what one pass saw and did, for the status.
@@ -23,16 +23,6 @@ type syncResult struct {
 	createErr    error
 	deleteErr    error
 }
-
-// failingWaitReasons are the reasons a container waits for that only a changed spec or a
-// fixed image cure: the kubelet backs them off, gordon reports them.
-var failingWaitReasons = []string{
-	"CrashLoopBackOff", "ImagePullBackOff", "ErrImagePull", "InvalidImageName",
-	"CreateContainerConfigError", "CreateContainerError", "RunContainerError",
-}
-
-// maxFailuresListed bounds how many failing pods the Degraded message names.
-const maxFailuresListed = 3
 
 // setStatus computes g's status from this pass's pods and outcome. It is pure: the deferred
 // patch in Reconcile writes it, and only when it changed.
@@ -99,21 +89,14 @@ func setStatus(g *v1.Gordon, res syncResult) {
 }
 
 // podFailures describes, sorted, the pods that terminated and the active pods whose
-// container waits for a reason in failingWaitReasons.
+// container cannot run (podfailure.Of).
 func podFailures(active, terminated []corev1.Pod) []string {
 	var out []string
 	for _, p := range terminated {
 		out = append(out, fmt.Sprintf("pod %s %s (%s)", p.Name, p.Status.Phase, p.Status.Reason))
 	}
-	for _, p := range active {
-		for _, c := range p.Status.ContainerStatuses {
-			if c.State.Waiting == nil || !slices.Contains(failingWaitReasons, c.State.Waiting.Reason) {
-				continue
-			}
-			failure := fmt.Sprintf("pod %s: %s", p.Name, c.State.Waiting.Reason)
-			if t := c.LastTerminationState.Terminated; t != nil {
-				failure += fmt.Sprintf(" (last exit code %d)", t.ExitCode)
-			}
+	for i := range active {
+		if failure := podfailure.Of(&active[i]); failure != "" {
 			out = append(out, failure)
 		}
 	}
@@ -124,10 +107,7 @@ func podFailures(active, terminated []corev1.Pod) []string {
 // failingMessage is the Degraded message for these failures: the first few, how many more,
 // and whether replacements are backing off.
 func failingMessage(failures []string, backingOff bool) string {
-	msg := strings.Join(failures[:min(len(failures), maxFailuresListed)], "; ")
-	if more := len(failures) - maxFailuresListed; more > 0 {
-		msg += fmt.Sprintf("; and %d more", more)
-	}
+	msg := podfailure.Summary(failures)
 	if backingOff {
 		msg += fmt.Sprintf("; terminated pods are replaced after a back-off that doubles from %s to %s",
 			replacementBackoffInitial, replacementBackoffMax)

@@ -54,7 +54,7 @@ func TestSetStatus(t *testing.T) {
 			want{v1.ReasonRollingUpdate, v1.ReasonRollingUpdate, v1.ReasonAsExpected, metav1.ConditionFalse}, ""},
 		{"crash-looping pod", 2, []corev1.Pod{ready, crashing}, syncResult{},
 			want{v1.ReasonPodsNotReady, v1.ReasonPodsNotReady, v1.ReasonPodsFailing, metav1.ConditionFalse},
-			"pod g-d: CrashLoopBackOff (last exit code 3)"},
+			"pod g-d: CrashLoopBackOff (last exit code 3 after 0 restarts)"},
 		{"terminated pod held by the back-off", 2, []corev1.Pod{ready}, syncResult{terminated: []corev1.Pod{evicted}, replaceAfter: time.Second},
 			want{v1.ReasonScalingUp, v1.ReasonScalingUp, v1.ReasonPodsFailing, metav1.ConditionFalse},
 			"pod g-e Failed (Evicted); terminated pods are replaced after a back-off that doubles from 10s to 5m0s"},

@@ -19,6 +19,6 @@ func CacheOptions(o *ctrl.Options) {
 	mine := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy})}
 	o.Cache.ByObject = map[client.Object]cache.ByObject{
 		&appsv1.StatefulSet{}: mine, &appsv1.Deployment{}: mine, &corev1.Service{}: mine,
-		&corev1.Secret{}: mine, &networkingv1.Ingress{}: mine,
+		&corev1.Secret{}: mine, &networkingv1.Ingress{}: mine, &corev1.Pod{}: mine,
 	}
 }

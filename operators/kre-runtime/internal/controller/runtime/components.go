@@ -48,6 +48,7 @@ type component struct {
 	env       []corev1.EnvVar
 	mountPath string
 	readiness *corev1.Probe
+	placement v1alpha1.Placement
 	// runAsUser is the image's own unprivileged user.
 	runAsUser int64
 	// credentials is the Secret the component's root credentials come from; nil for none.
@@ -94,6 +95,7 @@ func mongo(rt *v1alpha1.Runtime) component {
 	return component{
 		name: Mongo, image: orDefault(spec.Image, v1alpha1.DefaultMongoImage), replicas: ptr.Deref(spec.Replicas, 1),
 		storage:     spec.Storage,
+		placement:   spec.Placement,
 		ports:       []corev1.ContainerPort{{Name: "mongodb", ContainerPort: MongoPort, Protocol: corev1.ProtocolTCP}},
 		args:        []string{"--bind_ip_all"},
 		env:         []corev1.EnvVar{SecretEnv("MONGO_INITDB_ROOT_USERNAME", c.secret, c.keys[0]), SecretEnv("MONGO_INITDB_ROOT_PASSWORD", c.secret, c.keys[1])},
@@ -117,7 +119,7 @@ func nats(rt *v1alpha1.Runtime) component {
 	}
 	return component{
 		name: NATS, image: orDefault(spec.Image, v1alpha1.DefaultNATSImage), replicas: replicas,
-		storage: spec.Storage,
+		storage: spec.Storage, placement: spec.Placement,
 		ports: []corev1.ContainerPort{
 			{Name: "client", ContainerPort: NATSPort, Protocol: corev1.ProtocolTCP},
 			{Name: "cluster", ContainerPort: 6222, Protocol: corev1.ProtocolTCP},
@@ -144,7 +146,7 @@ func minio(rt *v1alpha1.Runtime) component {
 	}
 	return component{
 		name: MinIO, image: orDefault(spec.Image, v1alpha1.DefaultMinIOImage), replicas: 1,
-		storage: spec.Storage,
+		storage: spec.Storage, placement: spec.Placement,
 		ports: []corev1.ContainerPort{
 			{Name: "api", ContainerPort: MinIOPort, Protocol: corev1.ProtocolTCP},
 			{Name: "console", ContainerPort: 9001, Protocol: corev1.ProtocolTCP},

@@ -46,6 +46,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one Runtime's infrastructure to its spec and reports it in its status.
@@ -79,8 +80,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	errs = append(errs, err)
 	sets, err := r.statefulSets(ctx, rt)
 	errs = append(errs, err)
+	failures, err := PodFailures(ctx, r.Client, rt.Namespace, map[string]string{v1alpha1.RuntimeLabel: rt.Name})
+	errs = append(errs, err)
 	err = errors.Join(errs...)
-	setStatus(rt, comps, sets, version, err)
+	setStatus(rt, comps, sets, version, failures, err)
 	r.transitions.RecordDegraded(r.Recorder, rt, before, v1alpha1.DegradedCondition)
 	r.transitions.RecordDegraded(r.Recorder, rt, before, v1alpha1.InlineCredentialsCondition)
 	return ResultOf(err)
@@ -194,7 +197,7 @@ func (r *Reconciler) ensure(ctx context.Context, rt *v1alpha1.Runtime, desired c
 	return ensure.Writer{Client: r.Client, APIReader: r.APIReader}.Ensure(ctx, rt, desired)
 }
 
-// SetupWithManager watches Runtimes, what they own, and the RuntimeVersions that name them.
+// SetupWithManager watches Runtimes, what they own, their pods, and the RuntimeVersions that name them.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Runtime{}).
@@ -202,6 +205,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}).
 		Owns(&networkingv1.Ingress{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(OwnerOfPod(v1alpha1.RuntimeLabel))).
 		Watches(&v1alpha1.RuntimeVersion{}, handler.EnqueueRequestsFromMapFunc(runtimeOfVersion)).
 		Named("runtime").
 		Complete(r)

@@ -221,7 +221,23 @@ func TestARuntimeMakesAgainWhatIsDeletedAndWritesNothingInSteadyState(t *testing
 	ctx := context.Background()
 	ns := newNamespace(t)
 	applySample(t, ns, "kre_v1alpha1_runtime.yaml")
-	sets := statefulSetsOf(t, ns)
+	statefulSetsOf(t, ns)
+
+	// A placement reaches the component's pods (and, unchanged, writes nothing after).
+	placement := v1alpha1.Placement{NodeSelector: map[string]string{"example.com/pool": "messaging"},
+		Tolerations: []corev1.Toleration{{Key: "example.com/pool", Operator: corev1.TolerationOpEqual, Value: "messaging", Effect: corev1.TaintEffectNoSchedule}}}
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"nats_streaming": map[string]any{"placement": placement}}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(env.Client.Patch(ctx, &v1alpha1.Runtime{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "example4"}},
+		client.RawPatch("application/merge-patch+json", patch))).To(Succeed())
+	var sets map[string]*appsv1.StatefulSet
+	g.Eventually(func(g Gomega) {
+		sets = statefulSetsOf(t, ns)
+		g.Expect(sets["kre-nats"].Spec.Template.Spec.NodeSelector).To(Equal(placement.NodeSelector))
+		g.Expect(sets["kre-nats"].Spec.Template.Spec.Tolerations).To(Equal(placement.Tolerations))
+	}, timeout, tick).Should(Succeed())
+	g.Expect(sets["kre-mongo"].Spec.Template.Spec.NodeSelector).To(BeEmpty(), "placement is per component")
+
 	markReady(g, ns)
 	g.Eventually(func(g Gomega) {
 		g.Expect(conditions.IsTrue(getRuntime(g, ns, "example4"), v1alpha1.ReadyCondition)).To(BeTrue())

@@ -13,11 +13,13 @@ import (
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
+	"github.com/quintet-operators/quintet/shared/podfailure"
 )
 
 // setStatus computes rt's status from its components, their StatefulSets (by component),
-// the started version the Ingress routes to, and the pass's error. It is pure.
-func setStatus(rt *v1alpha1.Runtime, comps []component, sets map[string]*appsv1.StatefulSet, version string, err error) {
+// the started version the Ingress routes to, the pods that cannot run, and the pass's error.
+// It is pure.
+func setStatus(rt *v1alpha1.Runtime, comps []component, sets map[string]*appsv1.StatefulSet, version string, podFailures []string, err error) {
 	rt.Status.ObservedGeneration = rt.Generation
 	rt.Status.EntrypointVersion = version
 	var notReady []string
@@ -50,11 +52,11 @@ func setStatus(rt *v1alpha1.Runtime, comps []component, sets map[string]*appsv1.
 	default:
 		conditions.Set(rt, v1alpha1.ProgressingCondition, metav1.ConditionFalse, v1alpha1.ReasonStable, "every component runs the current spec")
 	}
-	SetDegraded(rt, err)
-	if progressing := conditions.Get(rt, v1alpha1.ProgressingCondition); progressing.Status == metav1.ConditionTrue {
-		conditions.Set(rt, v1alpha1.ReadyCondition, metav1.ConditionFalse, progressing.Reason, progressing.Message)
-	} else if degraded := conditions.Get(rt, v1alpha1.DegradedCondition); degraded.Status == metav1.ConditionTrue {
+	SetDegraded(rt, err, podFailures)
+	if degraded := conditions.Get(rt, v1alpha1.DegradedCondition); degraded.Status == metav1.ConditionTrue {
 		conditions.Set(rt, v1alpha1.ReadyCondition, metav1.ConditionFalse, degraded.Reason, degraded.Message)
+	} else if progressing := conditions.Get(rt, v1alpha1.ProgressingCondition); progressing.Status == metav1.ConditionTrue {
+		conditions.Set(rt, v1alpha1.ReadyCondition, metav1.ConditionFalse, progressing.Reason, progressing.Message)
 	} else {
 		conditions.Set(rt, v1alpha1.ReadyCondition, metav1.ConditionTrue, v1alpha1.ReasonReady, "MongoDB, NATS and MinIO are ready")
 	}
@@ -74,11 +76,15 @@ func componentStatus(rt *v1alpha1.Runtime, c component, set *appsv1.StatefulSet)
 	return st
 }
 
-// SetDegraded sets obj's Degraded condition from what stopped the pass, if anything: an
-// object of someone else's, an object the API server rejected, or another failure.
-func SetDegraded(obj conditions.Setter, err error) {
+// SetDegraded sets obj's Degraded condition from what stopped the pass, if anything (an
+// object of someone else's, an object the API server rejected, or another failure), else
+// from its pods that cannot run.
+func SetDegraded(obj conditions.Setter, err error, podFailures []string) {
 	var reason string
 	switch _, notOwned := ensure.IsNotOwned(err); {
+	case err == nil && len(podFailures) > 0:
+		conditions.Set(obj, v1alpha1.DegradedCondition, metav1.ConditionTrue, v1alpha1.ReasonPodsFailing, podfailure.Summary(podFailures))
+		return
 	case err == nil:
 		conditions.Set(obj, v1alpha1.DegradedCondition, metav1.ConditionFalse, v1alpha1.ReasonAsExpected, "every object is made as the spec asks")
 		return

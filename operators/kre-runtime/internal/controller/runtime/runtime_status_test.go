@@ -36,33 +36,40 @@ func TestSetStatus(t *testing.T) {
 		name            string
 		sets            func() map[string]*appsv1.StatefulSet
 		err             error
+		failures        []string
 		ready, degraded string // reasons
 		readyStatus     metav1.ConditionStatus
 	}{
-		{"all ready", ready, nil, v1alpha1.ReasonReady, v1alpha1.ReasonAsExpected, metav1.ConditionTrue},
-		{"nothing made yet", func() map[string]*appsv1.StatefulSet { return nil }, nil,
+		{"all ready", ready, nil, nil, v1alpha1.ReasonReady, v1alpha1.ReasonAsExpected, metav1.ConditionTrue},
+		{"nothing made yet", func() map[string]*appsv1.StatefulSet { return nil }, nil, nil,
 			v1alpha1.ReasonComponentsNotReady, v1alpha1.ReasonAsExpected, metav1.ConditionFalse},
 		{"a replica not ready", func() map[string]*appsv1.StatefulSet {
 			s := ready()
 			s[NATS] = statefulSetWith(2, 1, 1)
 			return s
-		}, nil, v1alpha1.ReasonComponentsNotReady, v1alpha1.ReasonAsExpected, metav1.ConditionFalse},
+		}, nil, nil, v1alpha1.ReasonComponentsNotReady, v1alpha1.ReasonAsExpected, metav1.ConditionFalse},
 		{"a StatefulSet that has not seen its spec", func() map[string]*appsv1.StatefulSet {
 			s := ready()
 			s[Mongo] = statefulSetWith(1, 1, 2)
 			return s
-		}, nil, v1alpha1.ReasonComponentsNotReady, v1alpha1.ReasonAsExpected, metav1.ConditionFalse},
-		{"an object of someone else's", ready, &ensure.NotOwnedError{Kind: "Service", Name: "kre-nats", Controller: "is controlled by no Runtime"},
+		}, nil, nil, v1alpha1.ReasonComponentsNotReady, v1alpha1.ReasonAsExpected, metav1.ConditionFalse},
+		{"an object of someone else's", ready, &ensure.NotOwnedError{Kind: "Service", Name: "kre-nats", Controller: "is controlled by no Runtime"}, nil,
 			v1alpha1.ReasonObjectNotOwned, v1alpha1.ReasonObjectNotOwned, metav1.ConditionFalse},
-		{"an object the API server rejects", ready, reconcile.TerminalError(errors.New("invalid")),
+		{"an object the API server rejects", ready, reconcile.TerminalError(errors.New("invalid")), nil,
 			v1alpha1.ReasonObjectRejected, v1alpha1.ReasonObjectRejected, metav1.ConditionFalse},
-		{"a failed write", ready, errors.New("connection refused"),
+		{"a failed write", ready, errors.New("connection refused"), nil,
 			v1alpha1.ReasonReconcileFailed, v1alpha1.ReasonReconcileFailed, metav1.ConditionFalse},
+		{"a pod that cannot run: Ready says why, not only that a replica is not ready", func() map[string]*appsv1.StatefulSet {
+			s := ready()
+			s[Mongo] = statefulSetWith(1, 0, 1)
+			return s
+		}, nil, []string{`pod kre-mongo-0: CreateContainerConfigError: secret "my-mongo" not found`},
+			v1alpha1.ReasonPodsFailing, v1alpha1.ReasonPodsFailing, metav1.ConditionFalse},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := rt()
-			setStatus(r, components(r), tt.sets(), "", tt.err)
+			setStatus(r, components(r), tt.sets(), "", tt.failures, tt.err)
 			got := conditions.Get(r, v1alpha1.ReadyCondition)
 			if got.Reason != tt.ready || got.Status != tt.readyStatus || got.ObservedGeneration != 3 {
 				t.Errorf("Ready = %+v, want %s %s at generation 3", got, tt.readyStatus, tt.ready)

@@ -43,6 +43,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one RuntimeVersion's Deployments to its spec and reports them in its status.
@@ -80,8 +81,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 	}
 	err = r.reconcileDeployments(ctx, rv, rt)
 	deployments, listErr := r.deployments(ctx, rv)
-	err = errors.Join(err, listErr)
-	setStatus(rv, deployments, err)
+	failures, podsErr := runtime.PodFailures(ctx, r.Client, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
+	err = errors.Join(err, listErr, podsErr)
+	setStatus(rv, deployments, failures, err)
 	return runtime.ResultOf(err)
 }
 
@@ -117,8 +119,8 @@ func (r *Reconciler) deployments(ctx context.Context, rv *v1alpha1.RuntimeVersio
 	return out, nil
 }
 
-// SetupWithManager watches RuntimeVersions, their Deployments and Services, and the Runtimes
-// they name (a version waits for its Runtime).
+// SetupWithManager watches RuntimeVersions, their Deployments, Services and pods, and the
+// Runtimes they name (a version waits for its Runtime).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.RuntimeVersion{}, runtimeRefField,
 		func(obj client.Object) []string { return []string{obj.(*v1alpha1.RuntimeVersion).Spec.RuntimeRef.Name} })
@@ -130,6 +132,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Watches(&v1alpha1.Runtime{}, handler.EnqueueRequestsFromMapFunc(r.versionsOfRuntime)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(runtime.OwnerOfPod(v1alpha1.VersionLabel))).
 		Named("runtimeversion").
 		Complete(r)
 }

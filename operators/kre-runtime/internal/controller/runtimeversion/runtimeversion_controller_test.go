@@ -182,7 +182,22 @@ func TestAVersionMakesAgainADeletedDeploymentAndWritesNothingInSteadyState(t *te
 	ctx := context.Background()
 	ns := newNamespace(t)
 	rv := startSample(t, ns)
-	deployments := deploymentsOf(t, ns)
+	deploymentsOf(t, ns)
+
+	// A placement reaches every pod template (and, unchanged, writes nothing after).
+	place := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"placement":{"nodeSelector":{"example.com/pool":"inference"},`+
+		`"tolerations":[{"key":"example.com/pool","operator":"Exists","effect":"NoSchedule"}]}}}`))
+	g.Expect(env.Client.Patch(ctx, rv, place)).To(Succeed())
+	var deployments map[string]*appsv1.Deployment
+	g.Eventually(func(g Gomega) {
+		deployments = deploymentsOf(t, ns)
+		for c, d := range deployments {
+			g.Expect(d.Spec.Template.Spec.NodeSelector).To(Equal(map[string]string{"example.com/pool": "inference"}), c)
+			g.Expect(d.Spec.Template.Spec.Tolerations).To(Equal([]corev1.Toleration{
+				{Key: "example.com/pool", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}), c)
+		}
+	}, timeout, tick).Should(Succeed())
+
 	markAvailable(g, ns)
 	g.Eventually(func(g Gomega) {
 		g.Expect(conditions.IsTrue(getVersion(g, ns), v1alpha1.ReadyCondition)).To(BeTrue())
@@ -267,4 +282,34 @@ func TestRuntimeVersionAdmissionRefusesBadInput(t *testing.T) {
 			NewWithT(t).Expect(err).To(MatchError(ContainSubstring(tt.want)))
 		})
 	}
+}
+
+func TestAVersionNamesItsPodsThatCannotRun(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	rv := &v1alpha1.RuntimeVersion{ObjectMeta: metav1.ObjectMeta{Name: "greeter-v1", Namespace: ns}}
+	startSample(t, ns)
+	deploymentsOf(t, ns)
+	markAvailable(g, ns)
+
+	// What the kubelet reports of a node whose image cannot be pulled; envtest runs no kubelet.
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "greeter-v1-greet-abc", Namespace: ns, Labels: labels(rv, "greet")},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "greet", Image: "127.0.0.1:5000/quintet/krt-runner:v0.1.0"}}}}
+	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "greet", State: corev1.ContainerState{
+		Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}}}}
+	g.Expect(env.Client.Status().Update(ctx, pod)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		v := getVersion(g, ns)
+		degraded := conditions.Get(v, v1alpha1.DegradedCondition)
+		g.Expect(degraded.Reason).To(Equal(v1alpha1.ReasonPodsFailing))
+		g.Expect(degraded.Message).To(Equal("pod greeter-v1-greet-abc: ImagePullBackOff: Back-off pulling image"))
+		g.Expect(conditions.Get(v, v1alpha1.ReadyCondition).Reason).To(Equal(v1alpha1.ReasonPodsFailing))
+	}, timeout, tick).Should(Succeed())
+
+	g.Expect(env.Client.Delete(ctx, pod)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(conditions.IsTrue(getVersion(g, ns), v1alpha1.ReadyCondition)).To(BeTrue())
+	}, timeout, tick).Should(Succeed())
 }

@@ -22,19 +22,23 @@ func setWaiting(rv *v1alpha1.RuntimeVersion, reason, message string) {
 	conditions.Set(rv, v1alpha1.DegradedCondition, metav1.ConditionFalse, v1alpha1.ReasonAsExpected, "nothing failed: the version waits for its Runtime")
 }
 
-// setStatus computes rv's status from its Deployments (by component) and the pass's error.
-// It is pure.
-func setStatus(rv *v1alpha1.RuntimeVersion, deployments map[string]*appsv1.Deployment, err error) {
+// setStatus computes rv's status from its Deployments (by component), the pods that cannot
+// run, and the pass's error. It is pure.
+func setStatus(rv *v1alpha1.RuntimeVersion, deployments map[string]*appsv1.Deployment, podFailures []string, err error) {
 	rv.Status.ObservedGeneration = rv.Generation
 	rv.Status.Workflows = workflowSubjects(rv)
-	var notReady []string
+	var notReady, rolling []string
 	observe := func(component string, want int32) v1alpha1.NodeStatus {
 		st := v1alpha1.NodeStatus{Name: component, Replicas: want}
-		if d := deployments[component]; d != nil && d.Status.ObservedGeneration >= d.Generation && ptr.Deref(d.Spec.Replicas, 0) == want {
+		d := deployments[component]
+		if d != nil && d.Status.ObservedGeneration >= d.Generation && ptr.Deref(d.Spec.Replicas, 0) == want {
 			st.ReadyReplicas = min(d.Status.ReadyReplicas, d.Status.UpdatedReplicas, want)
 		}
 		if st.ReadyReplicas < want {
 			notReady = append(notReady, fmt.Sprintf("%s %d/%d", component, st.ReadyReplicas, want))
+		} else if d != nil && d.Status.Replicas > d.Status.UpdatedReplicas {
+			// Ready replicas of the earlier spec still serve while the new ones start.
+			rolling = append(rolling, component)
 		}
 		return st
 	}
@@ -44,18 +48,23 @@ func setStatus(rv *v1alpha1.RuntimeVersion, deployments map[string]*appsv1.Deplo
 		rv.Status.Nodes = append(rv.Status.Nodes, observe(n.Name, replicas(rv, ptr.Deref(n.Replicas, 1))))
 	}
 
-	if len(notReady) > 0 {
+	switch {
+	case len(notReady) > 0:
 		conditions.Set(rv, v1alpha1.ProgressingCondition, metav1.ConditionTrue, v1alpha1.ReasonNodesNotReady, "ready replicas: "+strings.Join(notReady, ", "))
-	} else {
+	case len(rolling) > 0:
+		conditions.Set(rv, v1alpha1.ProgressingCondition, metav1.ConditionTrue, v1alpha1.ReasonNodesNotReady,
+			"rolling onto the current spec, earlier pods serving meanwhile: "+strings.Join(rolling, ", "))
+	default:
 		conditions.Set(rv, v1alpha1.ProgressingCondition, metav1.ConditionFalse, v1alpha1.ReasonStable, "every Deployment runs the current spec")
 	}
-	runtime.SetDegraded(rv, err)
+	runtime.SetDegraded(rv, err, podFailures)
 	switch {
 	case conditions.IsTrue(rv, v1alpha1.DegradedCondition):
 		d := conditions.Get(rv, v1alpha1.DegradedCondition)
 		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, d.Reason, d.Message)
-	case len(notReady) > 0:
-		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonNodesNotReady, "ready replicas: "+strings.Join(notReady, ", "))
+	case len(notReady) > 0 || len(rolling) > 0:
+		p := conditions.Get(rv, v1alpha1.ProgressingCondition)
+		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, p.Reason, p.Message)
 	case rv.Spec.State == v1alpha1.StateStopped:
 		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonStopped, "the version is Stopped: every Deployment is scaled to zero")
 	default:
