@@ -42,6 +42,16 @@ var _ = Describe("The kre-runtime operator on the real node", Ordered, func() {
 		return httpDo(ctx, http.MethodPost, fmt.Sprintf("http://%s/predict?workflow=Greet", svc.Spec.ClusterIP), message)
 	}
 
+	// expectStamped posts message until the workflow answers it, stamped by its nodes in order.
+	expectStamped := func(ctx context.Context, message string) {
+		Eventually(func(g Gomega) {
+			code, body, err := predict(ctx, message)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(code).To(Equal(http.StatusOK), body)
+			g.Expect(body).To(Equal(message + " -> prepare -> greet -> stamp"))
+		}).WithContext(ctx).Should(Succeed())
+	}
+
 	BeforeAll(func(ctx SpecContext) {
 		requireRealNode(ctx)
 		ns = createNamespace(ctx, "e2e-kre-flow", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
@@ -69,12 +79,7 @@ var _ = Describe("The kre-runtime operator on the real node", Ordered, func() {
 		}
 
 		By("posting to the entrypoint's Service")
-		Eventually(func(g Gomega) {
-			code, body, err := predict(ctx, "hello")
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(code).To(Equal(http.StatusOK), body)
-			g.Expect(body).To(Equal("hello -> prepare -> greet -> stamp"))
-		}).WithContext(ctx).Should(Succeed())
+		expectStamped(ctx, "hello")
 	})
 
 	It("stops to no pods and no answer, and answers again once started", func(ctx SpecContext) {
@@ -88,11 +93,6 @@ var _ = Describe("The kre-runtime operator on the real node", Ordered, func() {
 
 		start := client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"state":"Started"}}`))
 		Expect(k8sClient.Patch(ctx, version, start)).To(Succeed())
-		Eventually(func(g Gomega) {
-			code, body, err := predict(ctx, "again")
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(code).To(Equal(http.StatusOK), body)
-			g.Expect(body).To(Equal("again -> prepare -> greet -> stamp"))
-		}).WithContext(ctx).Should(Succeed())
+		expectStamped(ctx, "again")
 	})
 })

@@ -142,6 +142,7 @@ var _ = Describe("An operator OLM installs OwnNamespace", func() {
 		Entry("gordon creates pods", "gordon", "pods", "gordons.operator.prgcont.cz"),
 		Entry("etcd-cluster creates StatefulSets", "etcd-cluster", "statefulsets.apps", "etcdclusters.etcd.database.coreos.com"),
 		Entry("kre-runtime creates StatefulSets", "kre-runtime", "statefulsets.apps", "runtimes.kre.konstellation.io"),
+		Entry("ptemplate-device creates DaemonSets", "ptemplate-device", "daemonsets.apps", "ptemplates.ptemplates.pt.example.com"),
 	)
 })
 
@@ -171,6 +172,12 @@ var _ = Describe("The RBAC OLM grants from a CSV", func() {
 		}),
 		Entry("kre-runtime", "kre-runtime", "kre_v1alpha1_runtime.yaml", true, func(ctx context.Context, runtime *unstructured.Unstructured) {
 			Eventually(func() string { return conditionStatus(ctx, runtime, "Ready") }).WithContext(ctx).Should(Equal("True"))
+		}),
+		Entry("ptemplate-device", "ptemplate-device", "ptemplates_v1alpha_ptemplate.yaml", false, func(ctx context.Context, pt *unstructured.Unstructured) {
+			// Without KMM's CRD it waits for KMM; with it (another spec installed the stand-in),
+			// it makes the Module and waits for a node with the module loaded. Either way it
+			// read, wrote and reported with the CSV's permissions.
+			Eventually(func() string { return conditionReason(ctx, pt, "Ready") }).WithContext(ctx).Should(BeElementOf("KMMNotInstalled", "ModuleNotLoaded"))
 		}),
 	)
 })

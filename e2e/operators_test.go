@@ -113,6 +113,16 @@ func readSample(operator, file string) *unstructured.Unstructured {
 
 // conditionStatus returns the status of a condition of an unstructured object, or "".
 func conditionStatus(ctx context.Context, u *unstructured.Unstructured, condType string) string {
+	return conditionField(ctx, u, condType, "status")
+}
+
+// conditionReason returns the reason of a condition of an unstructured object, or "".
+func conditionReason(ctx context.Context, u *unstructured.Unstructured, condType string) string {
+	return conditionField(ctx, u, condType, "reason")
+}
+
+// conditionField reads one field of a condition of an unstructured object, as it is now.
+func conditionField(ctx context.Context, u *unstructured.Unstructured, condType, field string) string {
 	got := u.DeepCopy()
 	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(u), got); err != nil {
 		return ""
@@ -120,7 +130,7 @@ func conditionStatus(ctx context.Context, u *unstructured.Unstructured, condType
 	conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
 	for _, c := range conds {
 		if m, ok := c.(map[string]any); ok && m["type"] == condType {
-			s, _ := m["status"].(string)
+			s, _ := m[field].(string)
 			return s
 		}
 	}

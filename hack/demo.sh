@@ -66,6 +66,13 @@ for op in ${OPERATORS:-}; do
   k apply --server-side -f "operators/$op/config/crd/bases" >/dev/null
   k wait --for=condition=Established --timeout=60s -f "operators/$op/config/crd/bases" >/dev/null
   if [ -n "$real_node" ]; then deploy_in_cluster "$op"; else start_manager "$op"; fi
+  if [ "$op" = ptemplate-device ]; then
+    # KMM is not installed here: a stand-in for its Module CRD, and a node where "KMM" loaded
+    # the sample's module (config/demo/ptemplate-kmm).
+    k apply --server-side -f operators/ptemplate-device/test/kmm-module-crd.yaml >/dev/null
+    k apply --server-side -f config/demo/ptemplate-kmm/node.yaml >/dev/null
+    echo "KMM is not installed here: applied a stand-in Module CRD and node ptemplate-worker, labelled as KMM labels nodes with the module loaded"
+  fi
   dir=$(samples "$op")
   k apply -n "$NS" -k "$dir" >/dev/null
   echo "Applied the samples of $dir"

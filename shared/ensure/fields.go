@@ -8,6 +8,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -55,6 +56,23 @@ func CopyManagedFields(desired, existing client.Object) (bool, error) {
 			return false, nil
 		}
 		e.Spec.Replicas, e.Spec.Template = d.Spec.Replicas, d.Spec.Template
+	case *appsv1.DaemonSet:
+		e := existing.(*appsv1.DaemonSet)
+		if derivative(d.Spec.Template, e.Spec.Template) && clearableFieldsEqual(&d.Spec.Template, &e.Spec.Template) &&
+			eq(d.Spec.Template.Spec.ImagePullSecrets, e.Spec.Template.Spec.ImagePullSecrets) {
+			return false, nil
+		}
+		e.Spec.Template = d.Spec.Template
+	case *unstructured.Unstructured:
+		// An object of another operator's API (KMM's Module): its spec is the operator's, key
+		// by key at the top; defaults the API server adds further down are not a change.
+		e := existing.(*unstructured.Unstructured)
+		dSpec, _ := d.Object["spec"].(map[string]any)
+		eSpec, _ := e.Object["spec"].(map[string]any)
+		if derivative(dSpec, eSpec) && sameKeys(dSpec, eSpec) {
+			return false, nil
+		}
+		e.Object["spec"] = d.Object["spec"]
 	case *networkingv1.Ingress:
 		e := existing.(*networkingv1.Ingress)
 		if derivative(d.Spec, e.Spec) && eq(d.Spec.Rules, e.Spec.Rules) {
@@ -84,4 +102,17 @@ func clearableFieldsEqual(d, e *corev1.PodTemplateSpec) bool {
 	}
 	return eq(d.Spec.NodeSelector, e.Spec.NodeSelector) && eq(d.Spec.Tolerations, e.Spec.Tolerations) &&
 		eq(d.Spec.Affinity, e.Spec.Affinity)
+}
+
+// sameKeys: a and b have the same keys (a field the spec cleared leaves the object too).
+func sameKeys(a, b map[string]any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			return false
+		}
+	}
+	return true
 }

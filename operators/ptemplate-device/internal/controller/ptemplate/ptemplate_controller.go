@@ -1,0 +1,158 @@
+// Package ptemplate reconciles Ptemplates: a KMM Module that loads a character-device
+// kernel module and runs its device plugin, and a DaemonSet of consumer pods that get the
+// devices where the module is loaded.
+package ptemplate
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	v1alpha "github.com/quintet-operators/quintet/operators/ptemplate-device/api/v1alpha"
+	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/ensure"
+	"github.com/quintet-operators/quintet/shared/status"
+)
+
+// kmmRecheck is how often a Ptemplate waiting for KMM looks for its CRD again.
+const kmmRecheck = 15 * time.Second
+
+// Reconciler keeps each Ptemplate's Module and consumer DaemonSet.
+type Reconciler struct {
+	client.Client
+	// APIReader reads past the cache, which holds only the operator's labelled objects.
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
+
+	kmm         *kmmWatch
+	transitions conditions.Transitions
+}
+
+// +kubebuilder:rbac:groups=ptemplates.pt.example.com,resources=ptemplates,verbs=get;list;watch
+// +kubebuilder:rbac:groups=ptemplates.pt.example.com,resources=ptemplates/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=ptemplates.pt.example.com,resources=ptemplates/finalizers,verbs=update
+// +kubebuilder:rbac:groups=kmm.sigs.x-k8s.io,resources=modules,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Ptemplate's Module and consumers to its spec and reports them.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	pt := &v1alpha.Ptemplate{}
+	if err := r.Get(ctx, req.NamespacedName, pt); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.transitions.Forget(req.Namespace, req.Name)
+			forgetMetrics(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !pt.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // the Module and the DaemonSet go with it (owner references)
+	}
+	patcher := status.NewPatcher(pt)
+	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, pt)}) }()
+	return r.reconcileNormal(ctx, pt)
+}
+
+// reconcileNormal waits for KMM, makes the Module and the DaemonSet, and computes status.
+func (r *Reconciler) reconcileNormal(ctx context.Context, pt *v1alpha.Ptemplate) (ctrl.Result, error) {
+	before := conditions.Snapshot(pt)
+	defer r.transitions.RecordDegraded(r.Recorder, pt, before, v1alpha.DegradedCondition)
+	installed, err := r.kmm.installed()
+	switch {
+	case err != nil:
+		return ctrl.Result{}, err
+	case !installed:
+		setKMMNotInstalled(pt)
+		return ctrl.Result{RequeueAfter: kmmRecheck}, nil
+	}
+	w := ensure.Writer{Client: r.Client, APIReader: r.APIReader}
+	err = errors.Join(w.Ensure(ctx, pt, module(pt)), w.Ensure(ctx, pt, consumers(pt)))
+	seen, observeErr := r.observe(ctx, pt)
+	err = errors.Join(err, observeErr)
+	setStatus(pt, seen, err)
+	recordMetrics(pt)
+	if _, notOwned := ensure.IsNotOwned(err); notOwned {
+		// Waits for the user, who may delete the object at any time: look again now and then.
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// observed is what a pass saw of a Ptemplate's consumers.
+type observed struct {
+	daemonSet *appsv1.DaemonSet // nil when not (yet) in the cache
+	pods      []corev1.Pod
+	nodes     []string // where KMM reports the module loaded
+}
+
+// observe reads the consumer DaemonSet and pods, and the nodes with the module loaded.
+func (r *Reconciler) observe(ctx context.Context, pt *v1alpha.Ptemplate) (observed, error) {
+	var seen observed
+	ds := &appsv1.DaemonSet{}
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: pt.Namespace, Name: consumerName(pt)}, ds); {
+	case err == nil:
+		seen.daemonSet = ds
+	case !apierrors.IsNotFound(err):
+		return seen, err
+	}
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(pt.Namespace), client.MatchingLabels{v1alpha.PtemplateLabel: pt.Name}); err != nil {
+		return seen, err
+	}
+	seen.pods = pods.Items
+	loaded, err := labels.NewRequirement(ModuleReadyLabel(pt.Namespace, pt.Name), selection.Exists, nil)
+	if err != nil {
+		return seen, err
+	}
+	nodes := &corev1.NodeList{}
+	if err := r.List(ctx, nodes, client.MatchingLabelsSelector{Selector: labels.NewSelector().Add(*loaded)}); err != nil {
+		return seen, err
+	}
+	for _, n := range nodes.Items {
+		seen.nodes = append(seen.nodes, n.Name)
+	}
+	return seen, nil
+}
+
+// SetupWithManager watches Ptemplates, their DaemonSets and consumer pods, the nodes KMM
+// labels, and (once KMM's CRD is served) their Modules.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha.Ptemplate{}).
+		Owns(&appsv1.DaemonSet{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(ptemplateOfPod)).
+		Watches(&corev1.Node{}, nodeEvents).
+		Named("ptemplate").
+		Build(r)
+	if err != nil {
+		return err
+	}
+	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha.Ptemplate{}, handler.OnlyControllerOwner())
+	r.kmm = &kmmWatch{mapper: mgr.GetRESTMapper(), watch: func() error {
+		return c.Watch(source.Kind(mgr.GetCache(), client.Object(newModule()), owner))
+	}}
+	return nil
+}
+
+// ptemplateOfPod maps a consumer pod to its Ptemplate.
+func ptemplateOfPod(_ context.Context, pod client.Object) []ctrl.Request {
+	name := pod.GetLabels()[v1alpha.PtemplateLabel]
+	if name == "" {
+		return nil
+	}
+	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
+}
