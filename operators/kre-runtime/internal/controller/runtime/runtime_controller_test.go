@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
 	"github.com/quintet-operators/quintet/shared/conditions"
@@ -33,23 +31,10 @@ const (
 
 func newNamespace(t *testing.T) string { return env.NewNamespace(t, "kre-runtime-test") }
 
-// applySample creates the named sample file of config/samples in ns, as kubectl apply would
-// (strict field validation: an unknown field fails).
+// applySample creates the named sample file of config/samples in ns (strict field validation).
 func applySample(t *testing.T, ns, file string) *unstructured.Unstructured {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "samples", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(data, &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	u.SetNamespace(ns)
-	if err := env.Client.Create(context.Background(), u, client.FieldValidation(metav1.FieldValidationStrict)); err != nil {
-		t.Fatal(err)
-	}
-	return u
+	return env.ApplyFile(t, filepath.Join("..", "..", "..", "config", "samples", file), ns)
 }
 
 func getRuntime(g Gomega, ns, name string) *v1alpha1.Runtime {

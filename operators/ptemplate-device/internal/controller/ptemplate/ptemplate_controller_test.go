@@ -3,7 +3,6 @@ package ptemplate
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/yaml"
 
 	v1alpha "github.com/quintet-operators/quintet/operators/ptemplate-device/api/v1alpha"
 	"github.com/quintet-operators/quintet/shared/conditions"
@@ -50,22 +48,22 @@ func installKMM(t *testing.T) {
 	})
 }
 
-// applySample creates the example's sample in ns as kubectl apply would (strict field
-// validation: an unknown field fails).
+// startSample installs KMM's CRD, applies the example's sample in a new namespace and waits
+// for its Module and DaemonSet, which it reports with no node scheduled.
+func startSample(t *testing.T) (string, *unstructured.Unstructured, *appsv1.DaemonSet) {
+	t.Helper()
+	installKMM(t)
+	ns := newNamespace(t)
+	applySample(t, ns)
+	m, ds := children(t, ns)
+	markScheduled(NewWithT(t), ds, 0)
+	return ns, m, ds
+}
+
+// applySample creates the example's sample in ns (strict field validation).
 func applySample(t *testing.T, ns string) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "config", "samples", "ptemplates_v1alpha_ptemplate.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(data, &u.Object); err != nil {
-		t.Fatal(err)
-	}
-	u.SetNamespace(ns)
-	if err := env.Client.Create(context.Background(), u, client.FieldValidation(metav1.FieldValidationStrict)); err != nil {
-		t.Fatal(err)
-	}
+	env.ApplyFile(t, filepath.Join("..", "..", "..", "config", "samples", "ptemplates_v1alpha_ptemplate.yaml"), ns)
 }
 
 // readyReason is the reason of pt's Ready condition, which must be there.
@@ -168,11 +166,7 @@ func TestTheModuleShapeFitsKMMsModuleCRD(t *testing.T) {
 func TestAPtemplateFollowsItsSpecRestoresDriftAndWritesNothingInSteadyState(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	installKMM(t)
-	ns := newNamespace(t)
-	applySample(t, ns)
-	m, ds := children(t, ns)
-	markScheduled(g, ds, 0)
+	ns, m, ds := startSample(t)
 	g.Eventually(func(g Gomega) {
 		g.Expect(readyReason(g, getPtemplate(g, ns))).To(Equal(v1alpha.ReasonModuleNotLoaded))
 	}, timeout, tick).Should(Succeed())
@@ -235,11 +229,7 @@ func markScheduled(g Gomega, ds *appsv1.DaemonSet, n int32) {
 func TestTheStatusFollowsTheNodesWhereKMMLoadedTheModule(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	installKMM(t)
-	ns := newNamespace(t)
-	applySample(t, ns)
-	_, ds := children(t, ns)
-	markScheduled(g, ds, 0)
+	ns, _, ds := startSample(t)
 
 	// KMM labels a node where it loaded the module; the DaemonSet controller runs a consumer.
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker-" + ns, Labels: map[string]string{
@@ -274,11 +264,7 @@ func TestTheStatusFollowsTheNodesWhereKMMLoadedTheModule(t *testing.T) {
 func TestAnUnrelatedDaemonSetReconcilesNothing(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	installKMM(t)
-	ns := newNamespace(t)
-	applySample(t, ns)
-	_, ds := children(t, ns)
-	markScheduled(g, ds, 0)
+	ns, _, ds := startSample(t)
 	time.Sleep(time.Second)
 
 	other := ds.DeepCopy()
