@@ -119,7 +119,7 @@ type PtemplateStatus struct {
 
 	// readyConsumers is how many consumer pods are ready.
 	// +optional
-	ReadyConsumers int32 `json:"readyConsumers,omitempty"`
+	ReadyConsumers int32 `json:"readyConsumers"`
 
 	// nodes are the nodes where KMM reports the module loaded (its readiness label).
 	// +listType=atomic
