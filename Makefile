@@ -72,6 +72,7 @@ COREDNS_VERSION          := $(call modversion,github.com/coredns/coredns,hack/to
 ETCD_VERSION             := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/kube/go.mod)
 # The etcd release before ETCD_VERSION: e2e upgrades an EtcdCluster from it.
 ETCD_PREVIOUS_VERSION    := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/etcd-previous/go.mod)
+HELM_VERSION             := $(call modversion,helm.sh/helm/v3,hack/tools/helm/go.mod)
 # The NATS server kre-runtime's message-flow e2e runs (its krt-runner's tests run it in process).
 NATS_VERSION             := $(call modversion,github.com/nats-io/nats-server/v2,operators/kre-runtime/go.mod)
 
@@ -82,6 +83,7 @@ CONTROLLER_GEN = $(BIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT  = $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 GINKGO         = $(BIN)/ginkgo-$(GINKGO_VERSION)
 OPM            = $(BIN)/opm-$(OPM_VERSION)
+HELM           = $(BIN)/helm-$(HELM_VERSION)
 OLM_BIN        = $(BIN)/olm-$(OLM_VERSION)
 GRPC_HEALTH_PROBE = $(BIN)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
@@ -123,7 +125,7 @@ demo: tools-test cluster-up ## Run every operator on the local cluster with its 
 	@OPERATORS="$(OPERATORS)" KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) hack/demo.sh
 
 .PHONY: test
-test: tools-test verify lint bundle-validate scorecard catalog-validate test-all e2e ## Everything CI runs: verify, lint, bundle and catalog checks, unit + envtest, e2e.
+test: tools-test verify lint bundle-validate chart-lint scorecard catalog-validate test-all e2e ## Everything CI runs: verify, lint, bundle, chart and catalog checks, unit + envtest, e2e.
 	@hack/test-summary.sh $(LOCAL)/test-results
 
 .PHONY: test-fast
@@ -148,9 +150,11 @@ test-hack-localcluster: node-packages
 node-packages: $(LOCALCLUSTER)
 	@$(LOCALCLUSTER) install-packages --real-node $(REAL_NODE)
 
+# hack/bundle's chart tests render the charts with the helm CLI.
+test-hack-bundle: $(HELM)
 test-hack-%:
 	@mkdir -p $(LOCAL)/test-results
-	cd hack/$* && GOWORK=off go test -count=1 -v ./... 2>&1 | tee $(LOCAL)/test-results/hack-$*.log | $(ROOT)/hack/test-filter.sh
+	cd hack/$* && HELM=$(HELM) GOWORK=off go test -count=1 -v ./... 2>&1 | tee $(LOCAL)/test-results/hack-$*.log | $(ROOT)/hack/test-filter.sh
 
 .PHONY: lint
 lint: $(addprefix lint-,$(MODULES)) $(addprefix lint-hack-,$(notdir $(HACK_MODULES))) ## Lint every module with the root .golangci.yml.
@@ -185,7 +189,7 @@ vet: ## go vet every module.
 	$(foreach m,$(MODULES),(cd $(call moddir,$(m)) && go vet -tags e2e,bench ./...) &&) true
 
 .PHONY: verify
-verify: generate bundle catalog tidy fmt build-alone ## Regenerate everything (code, CRDs, RBAC, bundles, catalog) and fail if that changed any file.
+verify: generate bundle charts catalog tidy fmt build-alone ## Regenerate everything (code, CRDs, RBAC, bundles, charts, catalog) and fail if that changed any file.
 	@if [ -n "$$(git status --porcelain)" ]; then \
 	  git status --porcelain; git --no-pager diff --stat; \
 	  echo "verify: generated files are out of date; run 'make generate tidy fmt' and commit the result"; exit 1; \
@@ -233,6 +237,19 @@ run: $(LOCALCLUSTER) ## Run one manager locally: make run OPERATOR=<name> ARGS="
 .PHONY: bundle bundle-validate
 bundle: $(addprefix bundle-,$(OPERATORS)) ## Generate every operator's bundle (CSV, CRDs, RBAC, metadata, scorecard config).
 bundle-validate: $(addprefix bundle-validate-,$(OPERATORS)) ## operator-sdk bundle validate, operatorframework suite: no error, no warning.
+
+## Helm charts: operators/<operator>/dist/chart, generated from the same config as the bundle.
+.PHONY: charts chart-lint
+charts: $(addprefix chart-,$(OPERATORS)) ## Generate every operator's Helm chart.
+chart-lint: $(addprefix chart-lint-,$(OPERATORS)) ## helm lint --strict and helm template of every chart, default values.
+
+chart-%: $(BUNDLE_TOOL) ## Generate one operator's Helm chart (operators/<operator>/dist/chart).
+	$(BUNDLE_TOOL) chart --config operators/$*/config/manifests --name $* --version $(call opversion,$*) \
+	  --repository $(call image,$*) --out operators/$*/dist/chart
+
+chart-lint-%: $(HELM)
+	$(HELM) lint --strict operators/$*/dist/chart
+	$(HELM) template $* operators/$*/dist/chart --namespace $*-system >/dev/null
 
 bundle-%: $(BUNDLE_TOOL) ## Generate one operator's bundle, of its current version.
 	$(BUNDLE_TOOL) --config operators/$*/config/manifests --package quintet-$* --version $(call opversion,$*) \
@@ -340,7 +357,7 @@ E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE
 	E2E_BUNDLE_TOOL=$(BUNDLE_TOOL) E2E_CATALOG_TOOL=$(CATALOG_TOOL) E2E_OPERATOR_SDK=$(OPERATOR_SDK) \
 	E2E_IMAGES_REGISTRY_TLS=$(IMAGE_REGISTRY_TLS) E2E_REGISTRY_CA=$(REGISTRY_CA) \
 	E2E_OPM_INDEX_IMAGE=$(OPM_INDEX_IMAGE) E2E_BUSYBOX_IMAGE=$(BUSYBOX_IMAGE) E2E_SCORECARD_IMAGE=$(SCORECARD_IMAGE) \
-	E2E_NATS_IMAGE=$(NATS_IMAGE) E2E_KRT_RUNNER_IMAGE=$(KRT_RUNNER_IMAGE)
+	E2E_NATS_IMAGE=$(NATS_IMAGE) E2E_KRT_RUNNER_IMAGE=$(KRT_RUNNER_IMAGE) E2E_HELM=$(HELM)
 
 # The suites run on a fresh local cluster with OLM and the catalog (olm-up), and the registry
 # holding our images, the bundle images and the catalog image.
@@ -388,7 +405,7 @@ bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a f
 .PHONY: tools tools-test
 tools: tools-test ## Build every pinned tool into bin/ (a no-op when present).
 # What test, e2e, demo and the benchmarks use: all of them, today.
-tools-test: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
+tools-test: $(KUBE_BIN)/.built $(HELM) $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
 	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE)
 
 # The control plane, the real node's kubelet, kube-proxy and crictl, etcd and kwok in one
@@ -438,6 +455,9 @@ $(GOLANGCI_LINT):
 
 # opm, operator-sdk and OLM each in a tools module of their own: their k8s versions differ from
 # ours. opm is static (it goes into the catalog image; file-based catalogs need no sqlite).
+$(HELM): hack/tools/helm/go.mod
+	cd hack/tools/helm && GOWORK=off go build -ldflags "-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)" -o $@ helm.sh/helm/v3/cmd/helm
+
 $(OPM): hack/tools/opm/go.mod
 	cd hack/tools/opm && GOWORK=off go build -tags json1,containers_image_openpgp -o $@ github.com/operator-framework/operator-registry/cmd/opm
 

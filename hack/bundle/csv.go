@@ -68,7 +68,7 @@ func buildCSV(in csvInput) (*operatorsv1alpha1.ClusterServiceVersion, error) {
 	if csv.Spec.CustomResourceDefinitions.Owned, err = ownedCRDs(in.base.Spec.CustomResourceDefinitions.Owned, in.crds); err != nil {
 		return nil, err
 	}
-	csv.Spec.RelatedImages = append([]operatorsv1alpha1.RelatedImage{{Name: "manager", Image: in.image}}, in.base.Spec.RelatedImages...)
+	csv.Spec.RelatedImages = append([]operatorsv1alpha1.RelatedImage{{Name: managerContainer, Image: in.image}}, in.base.Spec.RelatedImages...)
 	return csv, nil
 }
 
@@ -92,15 +92,15 @@ func installStrategy(in csvInput) (operatorsv1alpha1.StrategyDetailsDeployment, 
 		spec := d.Spec.DeepCopy()
 		for i := range spec.Template.Spec.Containers {
 			c := &spec.Template.Spec.Containers[i]
-			if c.Name != "manager" {
+			if c.Name != managerContainer {
 				continue
 			}
 			if c.Image != in.image {
 				return strategy, fmt.Errorf("deployment %s runs %s, the bundle is for %s: set the image in config/manager/kustomization.yaml",
 					d.Name, c.Image, in.image)
 			}
-			c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "WATCH_NAMESPACE" })
-			c.Env = append(c.Env, corev1.EnvVar{Name: "WATCH_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+			c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == watchNamespaceEnv })
+			c.Env = append(c.Env, corev1.EnvVar{Name: watchNamespaceEnv, ValueFrom: &corev1.EnvVarSource{
 				FieldRef: &corev1.ObjectFieldSelector{FieldPath: targetNamespaces}}})
 		}
 		strategy.DeploymentSpecs = append(strategy.DeploymentSpecs, operatorsv1alpha1.StrategyDeploymentSpec{
@@ -162,7 +162,7 @@ func serviceAccountGrants(bindings []*unstructured.Unstructured) ([]grant, error
 		}
 		for _, s := range binding.Subjects {
 			if s.Kind == rbacv1.ServiceAccountKind {
-				grants = append(grants, grant{binding: b.GetName(), clusterWide: b.GetKind() == "ClusterRoleBinding",
+				grants = append(grants, grant{binding: b.GetName(), clusterWide: b.GetKind() == kindClusterRoleBinding,
 					serviceAccount: s.Name, role: binding.RoleRef})
 			}
 		}

@@ -10,6 +10,8 @@
 // (the CSV, the CRDs and the other objects OLM should create), metadata/annotations.yaml,
 // tests/scorecard/config.yaml and a bundle.Dockerfile. Its channels and upgrade edge come from
 // the package's catalog template (--release). Output is deterministic.
+//
+// `bundle chart ...` generates the operator's Helm chart from the same config (see chart.go).
 package main
 
 import (
@@ -31,6 +33,13 @@ type options struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "chart" {
+		if err := runChart(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bundle:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var o options
 	flag.StringVar(&o.config, "config", "", "the operator's config/manifests kustomization")
 	flag.StringVar(&o.pkg, "package", "", "the OLM package name")
@@ -114,8 +123,8 @@ func classify(objects []*unstructured.Unstructured) (*parts, error) {
 		}
 		b.deployments = append(b.deployments, d)
 	}
-	b.roles = append(kinds["ClusterRole"], kinds["Role"]...)
-	grants, err := serviceAccountGrants(append(kinds["ClusterRoleBinding"], kinds["RoleBinding"]...))
+	b.roles = append(kinds[kindClusterRole], kinds["Role"]...)
+	grants, err := serviceAccountGrants(append(kinds[kindClusterRoleBinding], kinds["RoleBinding"]...))
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +139,11 @@ func classify(objects []*unstructured.Unstructured) (*parts, error) {
 			b.samples = append(b.samples, u)
 		case kind == "Configuration" && strings.HasPrefix(u.GetAPIVersion(), "scorecard.operatorframework.io/"):
 			b.scorecard = u
-		case kind == "ClusterRole" || kind == "Role":
+		case kind == kindClusterRole || kind == "Role":
 			if !bound[kind+"/"+u.GetName()] {
 				b.others = append(b.others, u)
 			}
-		case kind == "Service" || kind == "ConfigMap":
+		case kind == kindService || kind == "ConfigMap":
 			b.others = append(b.others, u)
 		}
 		// Namespaces and ServiceAccounts are OLM's to make; bindings and the Deployment

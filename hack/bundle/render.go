@@ -47,3 +47,12 @@ func convert(u *unstructured.Unstructured, out any) error {
 	}
 	return yaml.UnmarshalStrict(data, out)
 }
+
+// Kinds, a container and a variable the generators look for.
+const (
+	kindClusterRole        = "ClusterRole"
+	kindClusterRoleBinding = "ClusterRoleBinding"
+	kindService            = "Service"
+	managerContainer       = "manager"
+	watchNamespaceEnv      = "WATCH_NAMESPACE"
+)

@@ -1,0 +1,10 @@
+{{/* The namespaces the manager watches, comma-separated; empty for all. */}}
+{{- define "etcd-cluster.watchNamespaces" -}}
+{{- if .Values.watchNamespaces -}}
+{{- join "," .Values.watchNamespaces -}}
+{{- else if ne (include "etcd-cluster.allNamespaces" .) "true" -}}
+{{- .Release.Namespace -}}
+{{- end -}}
+{{- end }}
+
+{{- define "etcd-cluster.allNamespaces" -}}true{{- end }}
