@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -113,4 +114,18 @@ func WriteError(verb, kind string, obj client.Object, err error) error {
 		return reconcile.TerminalError(err)
 	}
 	return err
+}
+
+// NotOwnedRecheck is how often a pass blocked by an object of someone else's looks again:
+// the user may delete or rename it at any time, and a cache that holds only the operator's
+// objects does not see that.
+const NotOwnedRecheck = time.Minute
+
+// ResultOf is a pass's result: an object of someone else's waits for the user (no retry
+// storm), looking again now and then; other errors are retried with back-off.
+func ResultOf(err error) (ctrl.Result, error) {
+	if _, notOwned := IsNotOwned(err); notOwned {
+		return ctrl.Result{RequeueAfter: NotOwnedRecheck}, nil
+	}
+	return ctrl.Result{}, err
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -86,21 +85,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	setStatus(rt, comps, sets, version, failures, err)
 	r.transitions.RecordDegraded(r.Recorder, rt, before, v1alpha1.DegradedCondition)
 	r.transitions.RecordDegraded(r.Recorder, rt, before, v1alpha1.InlineCredentialsCondition)
-	return ResultOf(err)
-}
-
-// NotOwnedRecheck is how often a pass blocked by an object of someone else's looks again:
-// the user may delete or rename it at any time, and the cache (which holds only the
-// operator's objects) does not see that.
-const NotOwnedRecheck = time.Minute
-
-// ResultOf is a pass's result: an object of someone else's waits for the user (no retry
-// storm), looking again now and then; other errors are retried with back-off.
-func ResultOf(err error) (ctrl.Result, error) {
-	if _, notOwned := ensure.IsNotOwned(err); notOwned {
-		return ctrl.Result{RequeueAfter: NotOwnedRecheck}, nil
-	}
-	return ctrl.Result{}, err
+	return ensure.ResultOf(err)
 }
 
 // reconcileComponent makes c's credentials Secret, Services and StatefulSet.

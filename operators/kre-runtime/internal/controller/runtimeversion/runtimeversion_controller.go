@@ -84,7 +84,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 	failures, podsErr := runtime.PodFailures(ctx, r.Client, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
 	err = errors.Join(err, listErr, podsErr)
 	setStatus(rv, deployments, failures, err)
-	return runtime.ResultOf(err)
+	return ensure.ResultOf(err)
 }
 
 // reconcileDeployments makes the entrypoint's Service and Deployment and each node's Deployment.

@@ -85,11 +85,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, pt *v1alpha.Ptemplate)
 	err = errors.Join(err, observeErr)
 	setStatus(pt, seen, err)
 	recordMetrics(pt)
-	if _, notOwned := ensure.IsNotOwned(err); notOwned {
-		// Waits for the user, who may delete the object at any time: look again now and then.
-		return ctrl.Result{RequeueAfter: time.Minute}, nil
-	}
-	return ctrl.Result{}, err
+	return ensure.ResultOf(err)
 }
 
 // observed is what a pass saw of a Ptemplate's consumers.
