@@ -251,6 +251,22 @@ chart-lint-%: $(HELM)
 	$(HELM) lint --strict operators/$*/dist/chart
 	$(HELM) template $* operators/$*/dist/chart --namespace $*-system >/dev/null
 
+# Chart packages (<operator>-<version>.tgz) in CHARTS_DIR; helm-push puts them in the registry as
+# OCI artifacts, oci://IMAGE_REGISTRY/quintet/charts/<operator>. The local registry speaks plain
+# HTTP, hence HELM_REGISTRY_FLAGS for helm push and install (empty for a registry with TLS).
+CHARTS_DIR           = $(LOCAL)/charts
+CHART_REPO           = oci://$(IMAGE_PREFIX)/charts
+HELM_REGISTRY_FLAGS ?= --plain-http
+.PHONY: helm-package helm-push
+helm-package: $(addprefix helm-package-,$(OPERATORS)) ## Package every chart into .local/charts (<operator>-<version>.tgz).
+helm-push: $(addprefix helm-push-,$(OPERATORS)) ## Push every chart package to oci://IMAGE_REGISTRY/quintet/charts.
+
+helm-package-%: $(HELM)
+	$(HELM) package operators/$*/dist/chart --destination $(CHARTS_DIR)
+
+helm-push-%: helm-package-% registry-up
+	$(HELM) push $(CHARTS_DIR)/$*-$(call opversion,$*).tgz $(CHART_REPO) $(HELM_REGISTRY_FLAGS)
+
 bundle-%: $(BUNDLE_TOOL) ## Generate one operator's bundle, of its current version.
 	$(BUNDLE_TOOL) --config operators/$*/config/manifests --package quintet-$* --version $(call opversion,$*) \
 	  --image $(call manager_image,$*) --release config/catalog/quintet-$*.yaml --out bundles/$*/$(call opversion,$*)
@@ -357,7 +373,12 @@ E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE
 	E2E_BUNDLE_TOOL=$(BUNDLE_TOOL) E2E_CATALOG_TOOL=$(CATALOG_TOOL) E2E_OPERATOR_SDK=$(OPERATOR_SDK) \
 	E2E_IMAGES_REGISTRY_TLS=$(IMAGE_REGISTRY_TLS) E2E_REGISTRY_CA=$(REGISTRY_CA) \
 	E2E_OPM_INDEX_IMAGE=$(OPM_INDEX_IMAGE) E2E_BUSYBOX_IMAGE=$(BUSYBOX_IMAGE) E2E_SCORECARD_IMAGE=$(SCORECARD_IMAGE) \
-	E2E_NATS_IMAGE=$(NATS_IMAGE) E2E_KRT_RUNNER_IMAGE=$(KRT_RUNNER_IMAGE) E2E_HELM=$(HELM)
+	E2E_NATS_IMAGE=$(NATS_IMAGE) E2E_KRT_RUNNER_IMAGE=$(KRT_RUNNER_IMAGE) E2E_HELM=$(HELM) \
+	E2E_CHART_REPO=$(CHART_REPO) E2E_HELM_REGISTRY_FLAGS="$(HELM_REGISTRY_FLAGS)"
+
+# The e2e specs wait on the cluster far more than they compute: they run in E2E_PROCS ginkgo
+# processes on one cluster; specs that change what every other spec sees are marked Serial.
+E2E_PROCS ?= 3
 
 # The suites run on a fresh local cluster with OLM and the catalog (olm-up), and the registry
 # holding our images, the bundle images and the catalog image.
@@ -365,9 +386,9 @@ E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE
 e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down (GINKGO_ARGS='--focus=...').
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
 	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
-	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up docker-push bundle-push catalog-push; \
+	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up docker-push bundle-push catalog-push helm-push; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
-	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
+	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v --procs=$(E2E_PROCS) $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
 
 .PHONY: images

@@ -5,8 +5,9 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
-	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -39,13 +40,62 @@ func adoptForHelm(ctx context.Context, obj client.Object, release, namespace str
 	Expect(k8sClient.Patch(ctx, obj, client.RawPatch("application/merge-patch+json", patch))).To(Succeed())
 }
 
-var _ = Describe("gordon installed with Helm", Ordered, func() {
+// chartFromRegistry is the part of a helm command that names an operator's chart as `make
+// helm-push` put it in the registry: its OCI reference, its version, and the flags the registry
+// needs (plain HTTP here).
+func chartFromRegistry(operator string) []string {
+	return append([]string{requiredEnv("E2E_CHART_REPO") + "/" + operator, "--version", operatorVersion(operator)},
+		strings.Fields(os.Getenv("E2E_HELM_REGISTRY_FLAGS"))...)
+}
+
+// installFromRegistry installs an operator's chart from the registry as release <operator> in
+// namespace, watching that namespace only, with the manager placed on the real node through
+// its values; set adds values.
+func installFromRegistry(ctx context.Context, operator, namespace string, set ...string) {
+	placement := realNodePlacement()
+	args := append([]string{"install", operator}, chartFromRegistry(operator)...)
+	args = append(args, "--namespace", namespace, "--wait", "--timeout", "3m",
+		"--set", "watchNamespaces={"+namespace+"}",
+		"--set-json", "manager.nodeSelector="+mustJSON(placement["nodeSelector"]),
+		"--set-json", "manager.tolerations="+mustJSON(placement["tolerations"]))
+	helm(ctx, append(args, set...)...)
+	managerOnRealNode(ctx, namespace)
+}
+
+// expectOwnNamespaceOnly checks, with kubectl auth can-i as the manager's service account, that
+// a release watching its own namespace may create the operator's workload and list its kind
+// there, and neither elsewhere.
+func expectOwnNamespaceOnly(ctx context.Context, operator, namespace, workload, kind string) {
+	sa := operator + "-controller-manager"
+	other := createNamespace(ctx, "helm-other-"+operator, nil)
+	By(namespace + "/" + sa + " may create " + workload + " and list " + kind + " in " + namespace + ", not in " + other)
+	for _, verbResource := range [][2]string{{"create", workload}, {"list", kind}} {
+		expectCanI(ctx, namespace, sa, verbResource[0], verbResource[1], "yes", "--namespace", namespace)
+		expectCanI(ctx, namespace, sa, verbResource[0], verbResource[1], "no", "--namespace", other)
+	}
+	expectCanI(ctx, namespace, sa, "list", "pods", "no", "--all-namespaces")
+}
+
+// expectUninstalled runs helm uninstall and checks that the operator is gone from namespace
+// and that the custom resource it reconciled stays.
+func expectUninstalled(ctx context.Context, release, namespace string, kept *unstructured.Unstructured) {
+	helm(ctx, "uninstall", release, "--namespace", namespace, "--wait", "--timeout", "3m")
+	Eventually(func(g Gomega) {
+		deployments := &appsv1.DeploymentList{}
+		g.Expect(k8sClient.List(ctx, deployments, client.InNamespace(namespace))).To(Succeed())
+		g.Expect(deployments.Items).To(BeEmpty())
+	}).WithContext(ctx).Should(Succeed())
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kept), kept.DeepCopy())).To(Succeed(), "the %s stays", kept.GetKind())
+}
+
+// Serial: the release adopts the Gordon CRD, which OLM, installing gordon for other specs,
+// would take back (it replaces a CRD's labels and annotations with its bundle's).
+var _ = Describe("gordon installed with Helm", Ordered, Serial, func() {
 	const release = "gordon"
 	var (
 		ns     string
 		gordon *unstructured.Unstructured
 	)
-	chart := filepath.Join("..", "operators", "gordon", "dist", "chart")
 
 	BeforeAll(func(ctx SpecContext) {
 		requireRealNode(ctx)
@@ -57,23 +107,9 @@ var _ = Describe("gordon installed with Helm", Ordered, func() {
 		adoptForHelm(ctx, crd, release, ns)
 	})
 
-	It("runs the manager where its values place it, watching its own namespace only", func(ctx SpecContext) {
-		placement, err := json.Marshal(realNodePlacement())
-		Expect(err).NotTo(HaveOccurred())
-		var values map[string]any
-		Expect(json.Unmarshal(placement, &values)).To(Succeed())
-		helm(ctx, "install", release, chart, "--namespace", ns, "--wait", "--timeout", "3m",
-			"--set", "watchNamespaces={"+ns+"}",
-			"--set-json", "manager.nodeSelector="+mustJSON(values["nodeSelector"]),
-			"--set-json", "manager.tolerations="+mustJSON(values["tolerations"]))
-		managerOnRealNode(ctx, ns)
-
-		sa := "gordon-controller-manager"
-		other := createNamespace(ctx, "helm-gordon-other", nil)
-		expectCanI(ctx, ns, sa, "create", "pods", "yes", "--namespace", ns)
-		expectCanI(ctx, ns, sa, "create", "pods", "no", "--namespace", other)
-		expectCanI(ctx, ns, sa, "list", "gordons.operator.prgcont.cz", "no", "--namespace", other)
-
+	It("runs the manager from the registry's chart where its values place it, watching its own namespace only", func(ctx SpecContext) {
+		installFromRegistry(ctx, "gordon", ns)
+		expectOwnNamespaceOnly(ctx, "gordon", ns, "pods", "gordons.operator.prgcont.cz")
 		By("reconciling the sample in its namespace")
 		gordon = applySample(ctx, "gordon", "operator_v1_gordon.yaml", ns)
 		expectGordonRunning(ctx, gordon, 3)
@@ -81,8 +117,9 @@ var _ = Describe("gordon installed with Helm", Ordered, func() {
 
 	It("rolls the manager on helm upgrade with a changed value", func(ctx SpecContext) {
 		before := managerOnRealNode(ctx, ns)
-		helm(ctx, "upgrade", release, chart, "--namespace", ns, "--reuse-values", "--wait", "--timeout", "3m",
-			"--set", "manager.resources.limits.memory=300Mi")
+		args := append([]string{"upgrade", release}, chartFromRegistry("gordon")...)
+		helm(ctx, append(args, "--namespace", ns, "--reuse-values", "--wait", "--timeout", "3m",
+			"--set", "manager.resources.limits.memory=300Mi")...)
 		Eventually(func(g Gomega) {
 			pods := &corev1.PodList{}
 			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
@@ -95,18 +132,46 @@ var _ = Describe("gordon installed with Helm", Ordered, func() {
 	})
 
 	It("removes the operator on helm uninstall and keeps the CRD and the custom resources", func(ctx SpecContext) {
-		helm(ctx, "uninstall", release, "--namespace", ns, "--wait", "--timeout", "3m")
-		Eventually(func(g Gomega) {
-			deployments := &appsv1.DeploymentList{}
-			g.Expect(k8sClient.List(ctx, deployments, client.InNamespace(ns))).To(Succeed())
-			g.Expect(deployments.Items).To(BeEmpty())
-		}).WithContext(ctx).Should(Succeed())
+		expectUninstalled(ctx, release, ns, gordon)
 		crd := &unstructured.Unstructured{}
 		crd.SetAPIVersion("apiextensions.k8s.io/v1")
 		crd.SetKind("CustomResourceDefinition")
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: "gordons.operator.prgcont.cz"}, crd)).To(Succeed(), "crd.keep keeps the CRD")
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(gordon), gordon.DeepCopy())).To(Succeed(), "and the Gordon")
 	})
+})
+
+// The other operators' charts install as a second release of an operator does, where its CRDs
+// are already in place (crd.enable=false): gordon's release above owns and keeps its CRD.
+var _ = Describe("An operator's chart from the registry, installed where its CRDs already are", func() {
+	BeforeEach(func(ctx SpecContext) { requireRealNode(ctx) })
+
+	DescribeTable("runs the manager on the real node, reconciles the sample, acts in its namespace only, and goes with helm uninstall",
+		func(ctx SpecContext, operator, workload, kind string, reconciled func(ctx context.Context, namespace string) *unstructured.Unstructured) {
+			installCRDs(operator)
+			ns := createNamespace(ctx, "helm-"+operator, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+			installFromRegistry(ctx, operator, ns, "--set", "crd.enable=false")
+			expectOwnNamespaceOnly(ctx, operator, ns, workload, kind)
+			expectUninstalled(ctx, operator, ns, reconciled(ctx, ns))
+		},
+		Entry("etcd-cluster: three real members Ready", "etcd-cluster", "statefulsets.apps", "etcdclusters.etcd.database.coreos.com",
+			func(ctx context.Context, namespace string) *unstructured.Unstructured {
+				cluster := createDemoEtcdCluster(ctx, namespace)
+				expectEtcdReady(ctx, cluster, 3, requiredEnv("E2E_ETCD_VERSION"))
+				return cluster
+			}),
+		Entry("kre-runtime: the sample Runtime Ready", "kre-runtime", "statefulsets.apps", "runtimes.kre.konstellation.io",
+			func(ctx context.Context, namespace string) *unstructured.Unstructured {
+				runtime := applySample(ctx, "kre-runtime", "kre_v1alpha1_runtime.yaml", namespace)
+				Eventually(func() string { return conditionStatus(ctx, runtime, "Ready") }).WithContext(ctx).Should(Equal("True"))
+				return runtime
+			}),
+		Entry("ptemplate-device: the sample waiting for KMM or its module", "ptemplate-device", "daemonsets.apps", "ptemplates.ptemplates.pt.example.com",
+			func(ctx context.Context, namespace string) *unstructured.Unstructured {
+				pt := applySample(ctx, "ptemplate-device", "ptemplates_v1alpha_ptemplate.yaml", namespace)
+				expectWaitingForKMM(ctx, pt)
+				return pt
+			}),
+	)
 })
 
 func mustJSON(v any) string {

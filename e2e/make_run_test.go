@@ -166,6 +166,20 @@ func renderKustomization(ctx context.Context, dir string) []*unstructured.Unstru
 	return objects
 }
 
+// createDemoEtcdCluster creates in namespace the tutorial's EtcdCluster as make demo runs it
+// on the real node (config/demo/etcd-real-node).
+func createDemoEtcdCluster(ctx context.Context, namespace string) *unstructured.Unstructured {
+	By("creating the tutorial's EtcdCluster as make demo runs it on the real node (config/demo/etcd-real-node)")
+	objects := renderKustomization(ctx, "config/demo/etcd-real-node")
+	Expect(objects).To(HaveLen(1))
+	cluster := objects[0]
+	cluster.SetNamespace(namespace)
+	// The etcd image `make images` built, under the prefix this run's images carry.
+	Expect(unstructured.SetNestedField(cluster.Object, requiredEnv("E2E_IMAGES")+"/etcd", "spec", "repository")).To(Succeed())
+	Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
+	return cluster
+}
+
 var _ = Describe("make run, as the README writes it", func() {
 	It("runs gordon from this machine: the tutorial's Gordon gets 3 Running pods", func(ctx SpecContext) {
 		ns := createNamespace(ctx, "e2e-make-run-gordon", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
@@ -193,14 +207,7 @@ var _ = Describe("make run, as the README writes it", func() {
 		run := startMakeRun("etcd-cluster", "", "WATCH_NAMESPACE="+ns)
 		run.waitForWorkers(ctx)
 
-		By("creating the tutorial's EtcdCluster as make demo runs it on the real node (config/demo/etcd-real-node)")
-		objects := renderKustomization(ctx, "config/demo/etcd-real-node")
-		Expect(objects).To(HaveLen(1))
-		cluster := objects[0]
-		cluster.SetNamespace(ns)
-		// The etcd image `make images` built, under the prefix this run's images carry.
-		Expect(unstructured.SetNestedField(cluster.Object, requiredEnv("E2E_IMAGES")+"/etcd", "spec", "repository")).To(Succeed())
-		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
+		cluster := createDemoEtcdCluster(ctx, ns)
 
 		// Ready needs the manager to reach every member by its DNS name (<pod>.<cluster>.<ns>.svc),
 		// which only the cluster's DNS resolves.

@@ -72,13 +72,19 @@ entries:
 	return current, successor
 }
 
-// managerOnRealNode returns the namespace's operator manager pod, which must run on the real node.
+// managerOnRealNode waits until the namespace's operator manager is one pod, ready on the
+// real node (a rollout OLM or Helm started settles first), and returns it.
 func managerOnRealNode(ctx context.Context, namespace string) corev1.Pod {
-	pods := &corev1.PodList{}
-	Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
-	Expect(pods.Items).To(HaveLen(1))
-	Expect(pods.Items[0].Spec.NodeName).To(Equal(realNodeName))
-	return pods.Items[0]
+	var manager corev1.Pod
+	Eventually(func(g Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(1), "one manager pod")
+		manager = pods.Items[0]
+		g.Expect(manager.Spec.NodeName).To(Equal(realNodeName))
+		g.Expect(podReady(&manager)).To(BeTrue(), "manager %s is not ready", manager.Name)
+	}).WithContext(ctx).Should(Succeed())
+	return manager
 }
 
 // upgradeable returns the status and message of Upgradeable in an OperatorCondition's status,
@@ -116,36 +122,39 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 	})
 
 	It("serves the catalog image as a CatalogSource on the real node, and unpacks bundle images with Jobs", func(ctx SpecContext) {
+		// In the spec's namespace, the catalog serves its Subscriptions only: a catalog in OLM's
+		// global namespace joins every resolution in the cluster, and fails them until it is up.
 		const source = "quintet-image"
-		catalog := olmObject("operators.coreos.com/v1alpha1", "CatalogSource", olmNamespace, source, map[string]any{
+		// baseline, not restricted: the catalog pod and OLM's bundle unpack Jobs run here.
+		ns := realNodeNamespaceAt(ctx, "olm-image", "baseline")
+		catalog := olmObject("operators.coreos.com/v1alpha1", "CatalogSource", ns, source, map[string]any{
 			"sourceType": "grpc", "image": requiredEnv("E2E_CATALOG_IMAGE"), "displayName": "Quintet (catalog image)",
 			"grpcPodConfig": map[string]any{"securityContextConfig": "restricted"},
 		})
 		Expect(k8sClient.Create(ctx, catalog)).To(Succeed())
-		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, catalog))).To(Succeed()) })
 		Eventually(func(g Gomega) {
-			state, _, _ := unstructured.NestedString(getOLM(ctx, g, "CatalogSource", olmNamespace, source).Object,
+			state, _, _ := unstructured.NestedString(getOLM(ctx, g, "CatalogSource", ns, source).Object,
 				"status", "connectionState", "lastObservedState")
 			g.Expect(state).To(Equal("READY"))
 		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
 		pods := &corev1.PodList{}
-		Expect(k8sClient.List(ctx, pods, client.InNamespace(olmNamespace), client.MatchingLabels{"olm.catalogSource": source})).To(Succeed())
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"olm.catalogSource": source})).To(Succeed())
 		Expect(pods.Items).NotTo(BeEmpty())
 		Expect(pods.Items[0].Spec.NodeName).To(Equal(realNodeName))
 
-		ns := createNamespace(ctx, "olm-image", nil)
-		subscribe(ctx, ns, "quintet-etcd-cluster", map[string]any{"source": source})
+		subscribe(ctx, ns, "quintet-etcd-cluster", map[string]any{"source": source, "sourceNamespace": ns})
 		csv := expectInstalled(ctx, ns, installedCSV(ctx, ns, "quintet-etcd-cluster"))
 		By(csv.GetName() + " installed from the bundle image an unpack Job pulled from the registry")
 		jobs := &batchv1.JobList{}
-		Expect(k8sClient.List(ctx, jobs, client.InNamespace(olmNamespace), client.HasLabels{"operatorframework.io/bundle-unpack-ref"})).To(Succeed())
+		Expect(k8sClient.List(ctx, jobs, client.InNamespace(ns), client.HasLabels{"operatorframework.io/bundle-unpack-ref"})).To(Succeed())
 		Expect(jobs.Items).To(ContainElement(SatisfyAll(
 			HaveField("Status.Succeeded", BeNumerically(">=", 1)),
 			HaveField("Spec.Template.Spec.InitContainers", ContainElement(HaveField("Image", ContainSubstring("quintet-etcd-cluster-bundle")))),
 		)))
 	})
 
-	It("holds an approved upgrade while Upgradeable is False, and upgrades once it is True", func(ctx SpecContext) {
+	// Serial: it cordons the real node, which every other real-node spec needs.
+	It("holds an approved upgrade while Upgradeable is False, and upgrades once it is True", Serial, func(ctx SpecContext) {
 		current, successor := serveSuccessorCatalog(ctx, "etcd-cluster", "etcd-successor", "9.9.9")
 		ns := realNodeNamespace(ctx, "olm-etcd-hold")
 		subscribe(ctx, ns, "quintet-etcd-cluster", map[string]any{

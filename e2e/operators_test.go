@@ -15,7 +15,6 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -35,13 +34,30 @@ func operators() []string {
 	return names
 }
 
-// installCRDs installs an operator's CRDs, as `make install-<operator>` does.
+// installCRDs installs an operator's CRDs, as `make install-<operator>` does, with
+// server-side apply: specs on other ginkgo processes may apply the same CRDs at the same
+// time, and the marks other owners (OLM, Helm) put on them stay.
 func installCRDs(operator string) {
 	By("installing the " + operator + " CRDs")
-	_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{
-		Paths: []string{filepath.Join(operatorDir(operator), "config", "crd", "bases")}, ErrorIfPathMissing: true,
-	})
+	ctx := context.Background()
+	dir := filepath.Join(operatorDir(operator), "config", "crd", "bases")
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	Expect(err).NotTo(HaveOccurred())
+	Expect(files).NotTo(BeEmpty(), "no CRDs in %s", dir)
+	for _, file := range files {
+		data, err := os.ReadFile(file) //nolint:gosec // a file of the repository
+		Expect(err).NotTo(HaveOccurred())
+		crd := &unstructured.Unstructured{}
+		Expect(yaml.Unmarshal(data, &crd.Object)).To(Succeed())
+		Expect(k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(crd), client.FieldOwner("quintet-e2e"), client.ForceOwnership)).
+			To(Succeed(), file)
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(crd), crd)).To(Succeed())
+			conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+			g.Expect(conditions).To(ContainElement(SatisfyAll(HaveKeyWithValue("type", "Established"), HaveKeyWithValue("status", "True"))),
+				"CRD %s is not established", crd.GetName())
+		}).Should(Succeed())
+	}
 }
 
 // startOperator installs an operator's CRDs, builds its manager and runs it as a local
@@ -116,9 +132,9 @@ func conditionStatus(ctx context.Context, u *unstructured.Unstructured, condType
 	return conditionField(ctx, u, condType, "status")
 }
 
-// conditionReason returns the reason of a condition of an unstructured object, or "".
-func conditionReason(ctx context.Context, u *unstructured.Unstructured, condType string) string {
-	return conditionField(ctx, u, condType, "reason")
+// readyReason returns the reason of the Ready condition of an unstructured object, or "".
+func readyReason(ctx context.Context, u *unstructured.Unstructured) string {
+	return conditionField(ctx, u, "Ready", "reason")
 }
 
 // conditionField reads one field of a condition of an unstructured object, as it is now.

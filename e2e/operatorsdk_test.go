@@ -47,7 +47,9 @@ func localScorecardConfig(bundle string) string {
 var _ = Describe("operator-sdk against the local cluster", func() {
 	BeforeEach(func(ctx SpecContext) { requireRealNode(ctx) })
 
-	It("runs a bundle image with operator-sdk run bundle, and cleans it up", func(ctx SpecContext) {
+	// Serial: operator-sdk installs gordon AllNamespaces, whose manager would act on every
+	// other spec's Gordons, and whose OperatorGroup would clash with theirs.
+	It("runs a bundle image with operator-sdk run bundle, and cleans it up", Serial, func(ctx SpecContext) {
 		// operator-sdk checks the index image over HTTPS only (--use-http covers bundle pulls):
 		// every image it names comes from the registry's HTTPS side, which the node trusts too.
 		tls := func(image string) string {
