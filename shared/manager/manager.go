@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -18,6 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/quintet-operators/quintet/shared/restapi"
 )
 
 // WatchNamespaceEnv names the namespaces to watch, comma-separated; empty means all. OLM's
@@ -38,30 +41,33 @@ type Flags struct {
 	// Fairness shapes the load).
 	KubeAPIQPS   float64
 	KubeAPIBurst int
-	Zap          zap.Options
+	// API is the REST API (with Swagger UI) over the operator's kinds; off unless given an address.
+	API restapi.Options
+	Zap zap.Options
 }
 
-// Bind registers the flags on fs with the defaults of an in-cluster deployment, but for leader
+// Bind registers the flags with the defaults of an in-cluster deployment, but for leader
 // election, which is off unless asked for.
-func (f *Flags) Bind(fs *flag.FlagSet) {
-	fs.StringVar(&f.MetricsAddr, "metrics-bind-address", ":8443",
+func (f *Flags) Bind(flags *flag.FlagSet) {
+	flags.StringVar(&f.MetricsAddr, "metrics-bind-address", ":8443",
 		"Address of the metrics endpoint (:8443 for HTTPS, :8080 for HTTP); 0 turns it off.")
-	fs.BoolVar(&f.SecureMetrics, "metrics-secure", true,
+	flags.BoolVar(&f.SecureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS, authenticated and authorized through the API server.")
-	fs.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 turns them off.")
+	flags.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 turns them off.")
 	// Off by default, as in kubebuilder's scaffold: a manager run outside a cluster (`make run`)
 	// has no namespace for the lease. config/manager's Deployment passes --leader-elect.
-	fs.BoolVar(&f.LeaderElect, "leader-elect", false,
+	flags.BoolVar(&f.LeaderElect, "leader-elect", false,
 		"Elect a leader, so that only one replica reconciles at a time (the Deployments set it).")
-	fs.BoolVar(&f.EnableHTTP2, "enable-http2", false,
+	flags.BoolVar(&f.EnableHTTP2, "enable-http2", false,
 		"Serve metrics over HTTP/2 too (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
-	fs.IntVar(&f.MaxConcurrentReconciles, "max-concurrent-reconciles", 4,
+	flags.IntVar(&f.MaxConcurrentReconciles, "max-concurrent-reconciles", 4,
 		"How many custom resources of a kind are reconciled at once (each object is only ever reconciled by one worker).")
-	fs.Float64Var(&f.KubeAPIQPS, "kube-api-qps", 0,
+	flags.Float64Var(&f.KubeAPIQPS, "kube-api-qps", 0,
 		"Client-side limit on API requests per second (0: none, API Priority and Fairness applies); kube-controller-manager uses 50 (burst 100) by default.")
-	fs.IntVar(&f.KubeAPIBurst, "kube-api-burst", 0, "Burst above --kube-api-qps (0: none).")
+	flags.IntVar(&f.KubeAPIBurst, "kube-api-burst", 0, "Burst above --kube-api-qps (0: none).")
+	f.API.Bind(flags)
 	f.Zap = zap.Options{Development: false}
-	f.Zap.BindFlags(fs)
+	f.Zap.BindFlags(flags)
 }
 
 // WatchNamespaces parses a WATCH_NAMESPACE value: names separated by commas, blanks ignored.
@@ -129,9 +135,10 @@ func New(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ctrl.O
 	return mgr, nil
 }
 
-// Run builds the manager, lets setup add the controllers, and runs until SIGTERM or SIGINT.
-// It logs and exits the process with status 1 on any error, as a main function would.
-func Run(name string, f Flags, scheme *runtime.Scheme, setup func(ctrl.Manager) error, customize ...func(*ctrl.Options)) {
+// Run builds the manager, lets setup add the controllers, adds the REST API over the CRDs in
+// crds when its flags turn it on, and runs until SIGTERM or SIGINT. It logs and exits the
+// process with status 1 on any error, as a main function would.
+func Run(name string, f Flags, scheme *runtime.Scheme, crds fs.FS, setup func(ctrl.Manager) error, customize ...func(*ctrl.Options)) {
 	mgr, err := New(name, f, scheme, customize...)
 	if err != nil {
 		ctrl.Log.Error(err, "Unable to create the manager")
@@ -141,9 +148,28 @@ func Run(name string, f Flags, scheme *runtime.Scheme, setup func(ctrl.Manager) 
 		ctrl.Log.Error(err, "Unable to set up the controllers")
 		os.Exit(1)
 	}
+	if err := addAPI(mgr, name, f.API, crds); err != nil {
+		ctrl.Log.Error(err, "Unable to set up the REST API")
+		os.Exit(1)
+	}
 	ctrl.Log.Info("Starting the manager", "operator", name)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		ctrl.Log.Error(err, "The manager stopped with an error")
 		os.Exit(1)
 	}
+}
+
+// addAPI adds the REST API to the manager when o gives it an address. It reaches the API
+// server at the manager's address with each caller's token, never the manager's.
+func addAPI(mgr ctrl.Manager, name string, o restapi.Options, crds fs.FS) error {
+	if !o.Enabled() {
+		return nil
+	}
+	server, err := restapi.NewServer(mgr.GetConfig(), crds, o, restapi.HandlerOptions{
+		Title: name + " REST API", Log: ctrl.Log.WithName("restapi"),
+	})
+	if err != nil {
+		return err
+	}
+	return mgr.Add(server)
 }

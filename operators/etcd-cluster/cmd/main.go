@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/config/crd"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdcluster"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/upgradeable"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
@@ -38,7 +39,7 @@ func main() {
 	if *clusterWide {
 		name = "etcd-cluster-clusterwide" // its own leader election: both kinds may run at once
 	}
-	manager.Run(name, flags, scheme, func(mgr ctrl.Manager) error {
+	manager.Run(name, flags, scheme, crd.Bases, func(mgr ctrl.Manager) error {
 		err := (&etcdcluster.Reconciler{
 			// Objects name the manager that wrote them (managedFields): the namespaced and the
 			// cluster-wide manager can be told apart.

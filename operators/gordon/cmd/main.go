@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
+	"github.com/quintet-operators/quintet/operators/gordon/config/crd"
 	"github.com/quintet-operators/quintet/operators/gordon/internal/controller/gordon"
 	"github.com/quintet-operators/quintet/shared/manager"
 )
@@ -25,7 +26,7 @@ func main() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1.AddToScheme(scheme))
 
-	manager.Run("gordon", flags, scheme, func(mgr ctrl.Manager) error {
+	manager.Run("gordon", flags, scheme, crd.Bases, func(mgr ctrl.Manager) error {
 		return (&gordon.Reconciler{
 			Client:                  client.WithFieldOwner(mgr.GetClient(), "gordon"),
 			Recorder:                mgr.GetEventRecorder("gordon-controller"),

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/config/crd"
 	runtimectrl "github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtime"
 	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtimeversion"
 	"github.com/quintet-operators/quintet/shared/manager"
@@ -25,7 +26,7 @@ func main() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 
-	manager.Run("kre-runtime", flags, scheme, func(mgr ctrl.Manager) error {
+	manager.Run("kre-runtime", flags, scheme, crd.Bases, func(mgr ctrl.Manager) error {
 		c := client.WithFieldOwner(mgr.GetClient(), "kre-runtime")
 		if err := (&runtimectrl.Reconciler{
 			Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("kre-runtime-controller"),

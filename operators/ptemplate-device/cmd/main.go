@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1alpha "github.com/quintet-operators/quintet/operators/ptemplate-device/api/v1alpha"
+	"github.com/quintet-operators/quintet/operators/ptemplate-device/config/crd"
 	"github.com/quintet-operators/quintet/operators/ptemplate-device/internal/controller/ptemplate"
 	"github.com/quintet-operators/quintet/shared/manager"
 )
@@ -24,7 +25,7 @@ func main() {
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha.AddToScheme(scheme))
 
-	manager.Run("ptemplate-device", flags, scheme, func(mgr ctrl.Manager) error {
+	manager.Run("ptemplate-device", flags, scheme, crd.Bases, func(mgr ctrl.Manager) error {
 		return (&ptemplate.Reconciler{
 			Client:    client.WithFieldOwner(mgr.GetClient(), "ptemplate-device"),
 			APIReader: mgr.GetAPIReader(),

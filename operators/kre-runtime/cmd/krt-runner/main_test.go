@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
 // startNATS runs a real NATS server in the test process, on a loopback port.
@@ -28,16 +29,6 @@ func startNATS(t *testing.T) string {
 	}
 	t.Cleanup(s.Shutdown)
 	return s.ClientURL()
-}
-
-func freeAddress(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
 }
 
 func TestAWorkflowOfThreeNodesStampsTheMessageInOrder(t *testing.T) {
@@ -61,7 +52,7 @@ func TestAWorkflowOfThreeNodesStampsTheMessageInOrder(t *testing.T) {
 	for _, n := range chain {
 		go func() { _ = serveNode(ctx, log, connect(), n.name, n.input, n.output) }()
 	}
-	addr := freeAddress(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreeLoopbackPort(t))
 	t.Setenv("KRT_HTTP_ADDRESS", addr)
 	go func() { _ = serveEntrypoint(ctx, log, connect(), "Greet=v.w.prepare") }()
 

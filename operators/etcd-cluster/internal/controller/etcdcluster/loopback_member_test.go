@@ -3,7 +3,6 @@ package etcdcluster
 import (
 	"context"
 	"fmt"
-	"net"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -36,7 +35,7 @@ func runLoopbackMember(t *testing.T, c *v1beta2.EtcdCluster) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := loopbackMember{name: c.Name, client: freePort(t), peerPort: freePort(t)}
+	m := loopbackMember{name: c.Name, client: testenv.FreeLoopbackPort(t), peerPort: testenv.FreeLoopbackPort(t)}
 	name := m.Name(0)
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, filepath.Join(assets, "etcd"), //nolint:gosec // the workspace's own etcd
@@ -65,14 +64,4 @@ func runLoopbackMember(t *testing.T, c *v1beta2.EtcdCluster) {
 	}
 	loopback.Store(client.ObjectKeyFromObject(c), m)
 	t.Cleanup(func() { loopback.Delete(client.ObjectKeyFromObject(c)) })
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port
 }
