@@ -415,7 +415,10 @@ images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM
 
 ##@ Benchmarks
 
-.PHONY: bench-gordon
+.PHONY: bench-gordon bench-restapi
+bench-restapi: tools-test ## What the REST API adds to a request: p50/p99 of 1000 GETs through it and straight to the API server.
+	cd shared && go test -tags bench -run TestBenchRESTAPILatency -count=1 -v ./restapi/ 2>&1 | tee $(LOCAL)/bench-restapi.log | grep -v "^=== RUN"
+
 bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a fresh local cluster: times, ratio, requests, memory.
 	@$(MAKE) --no-print-directory cluster-down cluster-up CLUSTER_NODES=12
 	@rc=0; (cd e2e && go test -tags bench -run TestBenchGordon -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-gordon.log) || rc=$$?; \

@@ -19,14 +19,21 @@ k get nodes -L quintet.dev/node
 k apply -f config/demo/namespace.yaml >/dev/null
 k apply -f config/demo/deployment.yaml >/dev/null
 
+# api_port OPERATOR: the loopback port of a local manager's REST API, one per operator.
+api_port() {
+  local i=0 o
+  for o in ${OPERATORS:-}; do [ "$o" = "$1" ] && break; i=$((i + 1)); done
+  echo $((18082 + i))
+}
+
 # start_manager builds and (re)starts one operator's manager against the local cluster, as a
-# process bin/localcluster tracks (`make cluster-down` stops it).
+# process bin/localcluster tracks (`make cluster-down` stops it), with its REST API on loopback.
 start_manager() {
   local op=$1 bin="bin/$1-manager"
   (cd "operators/$op" && go build -o "../../$bin" ./cmd)
   # Probes and metrics off: several managers share this host.
   "$LOCALCLUSTER" start --dir "$LOCAL" --name "$op-manager" -- \
-    "$bin" --metrics-bind-address=0 --health-probe-bind-address=0
+    "$bin" --metrics-bind-address=0 --health-probe-bind-address=0 --api-bind-address="127.0.0.1:$(api_port "$op")"
 }
 
 # deploy_in_cluster installs one operator from its config/default into <operator>-system,
@@ -38,7 +45,13 @@ deploy_in_cluster() {
   k annotate namespace "$ns" --overwrite >/dev/null \
     scheduler.alpha.kubernetes.io/node-selector=quintet.dev/real-node=true \
     'scheduler.alpha.kubernetes.io/defaultTolerations=[{"key":"quintet.dev/real-node","operator":"Equal","value":"true","effect":"NoSchedule"}]'
-  k apply --server-side -k "operators/$op/config/default" >/dev/null
+  # config/default with the REST API turned on (the operator's config/api component).
+  local overlay="$LOCAL/demo/$op" root
+  mkdir -p "$overlay"
+  root=$(realpath --relative-to="$overlay" .)
+  printf 'resources:\n- %s/operators/%s/config/default\ncomponents:\n- %s/operators/%s/config/api\n' \
+    "$root" "$op" "$root" "$op" >"$overlay/kustomization.yaml"
+  k apply --server-side -k "$overlay" >/dev/null
   k rollout status -n "$ns" "deployment/$op-controller-manager" --timeout=180s >/dev/null
   echo "Deployed $op: manager $(k get pods -n "$ns" -l control-plane=controller-manager -o jsonpath='{.items[0].metadata.name} on {.items[0].spec.nodeName}')"
 }
@@ -140,6 +153,35 @@ if [ -n "$real_node" ] && k get -n "$NS" service greeter-v1-entrypoint >/dev/nul
     sleep 1
   done
   echo "$answer"
+fi
+# api_url OPERATOR: where the operator's REST API answers from this machine.
+api_url() {
+  if [ -n "$real_node" ]; then
+    echo "https://$(k get -n "$1-system" service "$1-controller-manager-api" -o jsonpath='{.spec.clusterIP}')"
+  else
+    echo "https://127.0.0.1:$(api_port "$1")"
+  fi
+}
+
+if [ -n "${OPERATORS:-}" ]; then
+  echo
+  echo "== REST APIs with Swagger UI; they act with the caller's token (here: the demo-portal account, which may use the Quintet kinds in $NS)"
+  k apply --server-side -f config/demo/portal.yaml >/dev/null
+  token=$(k create token demo-portal -n "$NS")
+  printf '%-18s %-48s %s\n' OPERATOR "SWAGGER UI" "GET $NS/<kind> WITH THE TOKEN"
+  for op in $OPERATORS; do
+    crd=$(ls "operators/$op/config/crd/bases" | head -n 1)
+    plural=${crd#*_}; plural=${plural%.yaml}
+    url=$(api_url "$op")
+    code=000
+    for _ in $(seq 1 30); do # a manager just (re)started may not listen yet
+      code=$(curl -sk -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "$url/api/v1/namespaces/$NS/$plural") || true
+      [ "$code" = 200 ] && break
+      sleep 1
+    done
+    printf '%-18s %-48s %s\n' "$op" "$url/api/v1/docs/" "$plural: $code"
+  done
+  echo "A token for Authorize: kubectl create token demo-portal -n $NS (the certificates are self-signed: curl -k)"
 fi
 if [ -n "$real_node" ]; then
   echo

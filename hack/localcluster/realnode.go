@@ -58,6 +58,8 @@ var nodePackages = map[string]string{
 	"iproute2":                    "/usr/sbin/ip",
 	// The shell, cat and gzip of the images operator-sdk's registry pods run (see make images).
 	"busybox-static": "/bin/busybox",
+	// Not the node's: the headless browser e2e drives the REST API's Swagger UI page with.
+	"chromium": "/usr/bin/chromium",
 }
 
 // hostResolvConf is a resolv.conf naming the cluster's DNS, for host processes that reach

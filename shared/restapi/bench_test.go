@@ -1,0 +1,82 @@
+//go:build bench
+
+package restapi
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// TestBenchRESTAPILatency measures what the REST API adds to a request: 1000 GETs of one
+// Gordon through the API (over HTTPS, as served) and 1000 straight to the API server, with the
+// same ServiceAccount token, alternating; it prints p50 and p99 of each and the
+// overhead. Run by `make bench-restapi`.
+func TestBenchRESTAPILatency(t *testing.T) {
+	const n = 1000
+	ns := env.NewNamespace(t, "bench")
+	token := tokenFor(t, ns, "reader", gordonRules("get", "create"))
+	do(t, "POST", gordonsPath(ns), token, jsonType, `{"metadata":{"name":"web"},"spec":{"gordon":{"replicas":1}}}`).expect(t, http.StatusCreated)
+
+	kinds, err := KindsFromCRDs(gordonCRDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHandler(env.Config, kinds, HandlerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaAPI := httptest.NewTLSServer(h)
+	defer viaAPI.Close()
+	direct, err := rest.HTTPClientFor(rest.AnonymousClientConfig(env.Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/namespaces/" + ns + "/gordons/web"
+	through, straight := make([]time.Duration, 0, n), make([]time.Duration, 0, n)
+	for range n { // alternating, so that both see the same machine
+		through = append(through, timeGET(t, viaAPI.Client(), viaAPI.URL+"/api/v1"+path, token))
+		straight = append(straight, timeGET(t, direct, strings.TrimSuffix(env.Config.Host, "/")+"/apis/operator.prgcont.cz/v1"+path, token))
+	}
+	slices.Sort(through)
+	slices.Sort(straight)
+	p := func(d []time.Duration, q float64) time.Duration {
+		return d[int(q*float64(len(d)-1))].Round(time.Microsecond)
+	}
+	fmt.Printf("REST API latency, %d GETs of one Gordon each way, same token\n", n)
+	fmt.Printf("%-28s %10s %10s\n", "", "p50", "p99")
+	fmt.Printf("%-28s %10v %10v\n", "API server directly", p(straight, 0.5), p(straight, 0.99))
+	fmt.Printf("%-28s %10v %10v\n", "through the REST API", p(through, 0.5), p(through, 0.99))
+	fmt.Printf("%-28s %10v %10v\n", "overhead", p(through, 0.5)-p(straight, 0.5), p(through, 0.99)-p(straight, 0.99))
+	fmt.Printf("%-28s %10.2f %10.2f\n", "ratio", float64(p(through, 0.5))/float64(p(straight, 0.5)),
+		float64(p(through, 0.99))/float64(p(straight, 0.99)))
+}
+
+// timeGET times one GET of url with the token.
+func timeGET(t *testing.T, c *http.Client, url, token string) time.Duration {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	took := time.Since(start)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d", url, resp.StatusCode)
+	}
+	return took
+}
