@@ -4,15 +4,20 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -88,6 +93,33 @@ func expectUninstalled(ctx context.Context, release, namespace string, kept *uns
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kept), kept.DeepCopy())).To(Succeed(), "the %s stays", kept.GetKind())
 }
 
+// expectServedByRESTAPI reads obj through the REST API a release serves (api.enable), at its
+// Service's cluster IP, with the token of a ServiceAccount that may only get objects of kind
+// (plural.group) in obj's namespace.
+func expectServedByRESTAPI(ctx context.Context, operator, kind string, obj *unstructured.Unstructured) {
+	plural, group, _ := strings.Cut(kind, ".")
+	ns := obj.GetNamespace()
+	token := serviceAccountToken(ctx, ns, "reader", rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{plural}, Verbs: []string{"get"}})
+	service := &corev1.Service{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: operator + "-controller-manager-api"}, service)).To(Succeed())
+	url := "https://" + service.Spec.ClusterIP + "/api/v1/namespaces/" + ns + "/" + plural + "/" + obj.GetName()
+	By("GET " + url + " with the reader's token")
+	// The manager's self-signed certificate: the API's default without --api-cert-dir.
+	insecure := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // see above
+	Eventually(func(g Gomega) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := insecure.Do(req)
+		g.Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(resp.StatusCode).To(Equal(http.StatusOK), string(body))
+		g.Expect(string(body)).To(ContainSubstring(`"uid":"` + string(obj.GetUID()) + `"`))
+	}).WithContext(ctx).Should(Succeed())
+}
+
 // Serial: the release adopts the Gordon CRD, which OLM, installing gordon for other specs,
 // would take back (it replaces a CRD's labels and annotations with its bundle's).
 var _ = Describe("gordon installed with Helm", Ordered, Serial, func() {
@@ -141,7 +173,8 @@ var _ = Describe("gordon installed with Helm", Ordered, Serial, func() {
 })
 
 // The other operators' charts install as a second release of an operator does, where its CRDs
-// are already in place (crd.enable=false): gordon's release above owns and keeps its CRD.
+// are already in place (crd.enable=false): gordon's release above owns and keeps its CRD. They
+// turn the REST API on (api.enable).
 var _ = Describe("An operator's chart from the registry, installed where its CRDs already are", func() {
 	BeforeEach(func(ctx SpecContext) { requireRealNode(ctx) })
 
@@ -149,9 +182,11 @@ var _ = Describe("An operator's chart from the registry, installed where its CRD
 		func(ctx SpecContext, operator, workload, kind string, reconciled func(ctx context.Context, namespace string) *unstructured.Unstructured) {
 			installCRDs(operator)
 			ns := createNamespace(ctx, "helm-"+operator, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
-			installFromRegistry(ctx, operator, ns, "--set", "crd.enable=false")
+			installFromRegistry(ctx, operator, ns, "--set", "crd.enable=false", "--set", "api.enable=true")
 			expectOwnNamespaceOnly(ctx, operator, ns, workload, kind)
-			expectUninstalled(ctx, operator, ns, reconciled(ctx, ns))
+			cr := reconciled(ctx, ns)
+			expectServedByRESTAPI(ctx, operator, kind, cr)
+			expectUninstalled(ctx, operator, ns, cr)
 		},
 		Entry("etcd-cluster: three real members Ready", "etcd-cluster", "statefulsets.apps", "etcdclusters.etcd.database.coreos.com",
 			func(ctx context.Context, namespace string) *unstructured.Unstructured {

@@ -91,6 +91,11 @@ func chartFiles(o chartOptions, b *parts, objects []*unstructured.Unstructured) 
 		"templates/_helpers.tpl": strings.ReplaceAll(helpers, "CHART", o.name) +
 			fmt.Sprintf("\n{{- define %q -}}%t{{- end }}\n", o.name+".allNamespaces", allNamespaces),
 	}
+	api, err := apiServiceTemplate(o)
+	if err != nil {
+		return nil, err
+	}
+	files["templates/api/service.yaml"] = api
 	for _, crd := range b.crdObjects {
 		y, err := crdTemplate(crd)
 		if err != nil {
@@ -225,6 +230,25 @@ func toTemplate(obj map[string]any, scalars map[string]string, blocks map[string
 		})
 	}
 	return text, nil
+}
+
+// apiServiceTemplate writes the Service of the operator's config/api (beside config/manifests)
+// behind api.enable: the REST API's, which the manager serves when api.enable adds its flag.
+func apiServiceTemplate(o chartOptions) (string, error) {
+	path := filepath.Join(o.config, "..", "api", "service.yaml")
+	data, err := os.ReadFile(path) //nolint:gosec // the operator's config the caller names
+	if err != nil {
+		return "", fmt.Errorf("the REST API's Service: %w", err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &u.Object); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	y, err := objectTemplate(u, nil)
+	if err != nil {
+		return "", err
+	}
+	return "{{- if .Values.api.enable }}\n" + y + "{{- end }}\n", nil
 }
 
 // crdTemplate writes a CRD behind crd.enable, kept on uninstall with crd.keep.

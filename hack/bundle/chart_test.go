@@ -266,6 +266,8 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"crd.keep=maybe", "at '/crd/keep': got string, want boolean"},
 		{"manager.nodeSelector.disk=1", "at '/manager/nodeSelector/disk'"},
 		{"replicas=2", "additional properties 'replicas' not allowed"},
+		{"api.port=0", "at '/api/port': minimum"},
+		{"api.enable=yes", "at '/api/enable': got string, want boolean"},
 	} {
 		t.Run(tt.set, func(t *testing.T) {
 			_, err := helmTemplate(t, "gordon", "gordon-system", tt.set)
@@ -298,6 +300,41 @@ func TestValuesReachTheManager(t *testing.T) {
 			}
 		case "Service":
 			t.Error("metrics.enable=false still makes the metrics Service")
+		}
+	}
+}
+
+func TestAPIValuesServeTheRESTAPI(t *testing.T) {
+	for _, enable := range []bool{false, true} {
+		objects, err := helmTemplate(t, "kre-runtime", "ops", fmt.Sprintf("api.enable=%t", enable), "api.port=9443")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var deployment string
+		var service *unstructured.Unstructured
+		for _, u := range objects {
+			switch {
+			case u.GetKind() == "Deployment":
+				y, _ := yaml.Marshal(u.Object)
+				deployment = string(y)
+			case u.GetKind() == "Service" && strings.HasSuffix(u.GetName(), "-api"):
+				service = u
+			}
+		}
+		for _, want := range []string{"--api-bind-address=:9443", "containerPort: 9443", "name: api"} {
+			if strings.Contains(deployment, want) != enable {
+				t.Errorf("api.enable=%t: the Deployment has %q: %t", enable, want, !enable)
+			}
+		}
+		if (service != nil) != enable {
+			t.Fatalf("api.enable=%t: the API Service is made: %t", enable, service != nil)
+		}
+		if enable {
+			port, _, _ := unstructured.NestedSlice(service.Object, "spec", "ports")
+			if service.GetNamespace() != "ops" || service.GetName() != "kre-runtime-controller-manager-api" ||
+				len(port) != 1 || port[0].(map[string]any)["targetPort"] != "api" {
+				t.Errorf("the API Service is config/api's, in the release namespace: %v", service.Object)
+			}
 		}
 	}
 }

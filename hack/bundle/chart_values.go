@@ -42,6 +42,7 @@ func deploymentTemplate(o chartOptions, u *unstructured.Unstructured) (string, e
 				p["containerPort"] = "@@METRICS_PORT@@"
 			}
 		}
+		c["ports"] = append(ports, "@@API_PORT@@")
 	}
 	if args == nil {
 		return "", fmt.Errorf("no manager container with args")
@@ -71,7 +72,11 @@ func deploymentTemplate(o chartOptions, u *unstructured.Unstructured) (string, e
 		"@@WATCH@@":        fmt.Sprintf("{{ include %q . | quote }}", o.name+".watchNamespaces"),
 		"@@METRICS_PORT@@": "{{ .Values.metrics.port }}",
 	}, map[string]func(string) string{
-		"@@ARGS@@":                 argsBlock(args),
+		"@@ARGS@@": argsBlock(args),
+		"@@API_PORT@@": func(indent string) string {
+			return indent + "{{- if .Values.api.enable }}\n" + indent + "- containerPort: {{ .Values.api.port }}\n" +
+				indent + "  name: api\n" + indent + "  protocol: TCP\n" + indent + "{{- end }}"
+		},
 		"@@RESOURCES@@":            toYAML("resources", ".Values.manager.resources"),
 		"@@SECURITY_CONTEXT@@":     toYAML("securityContext", ".Values.manager.securityContext"),
 		"@@POD_SECURITY_CONTEXT@@": toYAML("securityContext", ".Values.manager.podSecurityContext"),
@@ -83,7 +88,8 @@ func deploymentTemplate(o chartOptions, u *unstructured.Unstructured) (string, e
 
 // argsBlock templates the manager's arguments: --leader-elect by manager.leaderElection, the
 // metrics address by metrics.enable and metrics.port, --metrics-secure=false when
-// metrics.secure is off; the others as kustomize has them.
+// metrics.secure is off, the REST API's address by api.enable and api.port (as config/api
+// adds it); the others as kustomize has them.
 func argsBlock(args []any) func(string) string {
 	return func(indent string) string {
 		var lines []string
@@ -99,6 +105,7 @@ func argsBlock(args []any) func(string) string {
 				lines = append(lines, indent+"- "+arg)
 			}
 		}
+		lines = append(lines, indent+"{{- if .Values.api.enable }}", indent+"- --api-bind-address=:{{ .Values.api.port }}", indent+"{{- end }}")
 		return strings.Join(lines, "\n")
 	}
 }
@@ -189,6 +196,12 @@ crd:
   # Install the CRDs with the chart; keep them (and every custom resource) on uninstall.
   enable: true
   keep: true
+
+api:
+  # Serve the REST API with Swagger UI (/api/v1/docs/) over HTTPS on port, and the Service
+  # <release>-...-controller-manager-api on 443. It acts with each caller's bearer token only.
+  enable: false
+  port: 8082
 `, o.repository, o.versionText, scope, defaults)
 }
 
@@ -202,6 +215,11 @@ func notes(o chartOptions, b *parts) string {
 watching {{ include "%[1]s.watchNamespaces" . | default "all namespaces" }}.
 {{- if .Values.crd.enable }}
 Its CRDs (%[2]s) are installed{{ if .Values.crd.keep }} and stay on uninstall, with your custom resources{{ end }}.
+{{- end }}
+
+{{- if .Values.api.enable }}
+Its REST API, with Swagger UI, answers at https://%[1]s-controller-manager-api.{{ .Release.Namespace }}.svc/api/v1/docs/
+(a self-signed certificate; it acts with your token: kubectl create token <service account>).
 {{- end }}
 
 Try its sample, from a checkout of the repository, in a watched namespace:
@@ -225,7 +243,7 @@ const valuesSchema = `{
   "$schema": "https://json-schema.org/draft-07/schema#",
   "type": "object",
   "additionalProperties": false,
-  "required": ["manager", "watchNamespaces", "metrics", "crd"],
+  "required": ["manager", "watchNamespaces", "metrics", "crd", "api"],
   "properties": {
     "manager": {
       "type": "object",
@@ -271,6 +289,14 @@ const valuesSchema = `{
       "properties": {
         "enable": {"type": "boolean"},
         "keep": {"type": "boolean"}
+      }
+    },
+    "api": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "enable": {"type": "boolean"},
+        "port": {"type": "integer", "minimum": 1, "maximum": 65535}
       }
     }
   }
