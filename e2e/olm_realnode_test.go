@@ -68,7 +68,8 @@ entries:
 		"--version", next, "--image", manager, "--release", filepath.Join(templates, pkg+".yaml"), "--out", filepath.Join(bundles, next))
 	run(requiredEnv("E2E_CATALOG_TOOL"), "--opm", requiredEnv("E2E_OPM"), "--templates", templates, "--bundles", filepath.Join(dir, "bundles"),
 		"--out", filepath.Join(dir, "catalog"), "--image-ref-template", imageRefTemplate, "--inline")
-	runOLMScript(ctx, "serve", source, filepath.Join(dir, "catalog"), "50053")
+	// Below the ephemeral ports, which other specs' connections and free-port picks draw from.
+	runOLMScript(ctx, "serve", source, filepath.Join(dir, "catalog"), "20053")
 	return current, successor
 }
 

@@ -95,7 +95,9 @@ entries:
 - name: $csv
 EOF
   "$OPM" validate "$dir"
-  serve "$op-bundle" "$dir" 50052
+  # Below the kernel's ephemeral ports (32768-60999), from which other processes' connections
+  # and free-port picks (e2e runs in parallel) draw, so the port is free when it is bound.
+  serve "$op-bundle" "$dir" 20052
   k create namespace "$ns" --dry-run=client -o yaml | k apply -f - >/dev/null
   k apply -f - >/dev/null <<EOF
 apiVersion: operators.coreos.com/v1
