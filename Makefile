@@ -88,6 +88,7 @@ OLM_BIN        = $(BIN)/olm-$(OLM_VERSION)
 GRPC_HEALTH_PROBE = $(BIN)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 SCORECARD_TEST = $(BIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
+HELM_OPERATOR  = $(BIN)/helm-operator-$(OPERATOR_SDK_VERSION)
 COREDNS        = $(BIN)/coredns-$(COREDNS_VERSION)
 ETCD_PREVIOUS  = $(BIN)/etcd-$(ETCD_PREVIOUS_VERSION)
 IMAGES_TOOL    = $(BIN)/images
@@ -99,6 +100,9 @@ PAUSE_IMAGE    = $(call image,pause):$(IMAGE_TAG)
 # kre-runtime's message flow: NATS (tagged as upstream's image) and our KRT node/entrypoint.
 NATS_IMAGE       = $(call image,nats):$(NATS_VERSION:v%=%)
 KRT_RUNNER_IMAGE = $(call image,krt-runner):$(IMAGE_TAG)
+# minimart's store page, the container of its chart, tagged as the chart's appVersion.
+MINIMART_CHART     = operators/minimart/helm-charts/minimart
+MINIMART_APP_IMAGE = $(call image,minimart-app):v$(shell awk '/^appVersion:/ { gsub(/"/, "", $$2); print $$2 }' $(MINIMART_CHART)/Chart.yaml)
 # envtest finds kube-apiserver and etcd here; no setup-envtest downloads.
 export KUBEBUILDER_ASSETS := $(KUBE_BIN)
 
@@ -122,7 +126,7 @@ help: ## Show this help.
 
 .PHONY: demo
 demo: tools-test cluster-up ## Run every operator on the local cluster with its samples, and show them Ready.
-	@OPERATORS="$(OPERATORS)" KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) hack/demo.sh
+	@OPERATORS="$(OPERATORS)" KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) HELM=$(HELM) hack/demo.sh
 
 .PHONY: test
 test: tools-test verify lint bundle-validate chart-lint scorecard catalog-validate test-all e2e ## Everything CI runs: verify, lint, bundle, chart and catalog checks, unit + envtest, e2e.
@@ -168,9 +172,11 @@ lint-hack-%: $(GOLANGCI_LINT)
 .PHONY: generate
 generate: $(addprefix generate-,$(OPERATORS)) ## Regenerate deepcopy code, CRDs and RBAC of every operator.
 
+# go generate runs last: what an operator derives from its CRDs (minimart's values.schema.json).
 generate-%: $(CONTROLLER_GEN) ## Regenerate one operator's code, CRDs and RBAC.
 	cd operators/$* && $(CONTROLLER_GEN) object:headerFile=$(ROOT)/hack/boilerplate.go.txt paths=./... \
-	  && $(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths=./... output:crd:artifacts:config=config/crd/bases
+	  && $(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths=./... output:crd:artifacts:config=config/crd/bases \
+	  && go generate ./...
 
 .PHONY: tidy
 tidy: $(addprefix tidy-,$(MODULES)) $(addprefix tidy-hack-,$(notdir $(HACK_MODULES))) ## go mod tidy in every module.
@@ -373,7 +379,7 @@ E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE
 	E2E_BUNDLE_TOOL=$(BUNDLE_TOOL) E2E_CATALOG_TOOL=$(CATALOG_TOOL) E2E_OPERATOR_SDK=$(OPERATOR_SDK) \
 	E2E_IMAGES_REGISTRY_TLS=$(IMAGE_REGISTRY_TLS) E2E_REGISTRY_CA=$(REGISTRY_CA) \
 	E2E_OPM_INDEX_IMAGE=$(OPM_INDEX_IMAGE) E2E_BUSYBOX_IMAGE=$(BUSYBOX_IMAGE) E2E_SCORECARD_IMAGE=$(SCORECARD_IMAGE) \
-	E2E_NATS_IMAGE=$(NATS_IMAGE) E2E_KRT_RUNNER_IMAGE=$(KRT_RUNNER_IMAGE) E2E_HELM=$(HELM) \
+	E2E_NATS_IMAGE=$(NATS_IMAGE) E2E_KRT_RUNNER_IMAGE=$(KRT_RUNNER_IMAGE) E2E_MINIMART_APP_IMAGE=$(MINIMART_APP_IMAGE) E2E_HELM=$(HELM) \
 	E2E_CHART_REPO=$(CHART_REPO) E2E_HELM_REGISTRY_FLAGS="$(HELM_REGISTRY_FLAGS)"
 
 # The e2e specs wait on the cluster far more than they compute: they run in E2E_PROCS ginkgo
@@ -392,18 +398,20 @@ e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up 
 	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
 
 .PHONY: images
-images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) $(SCORECARD_TEST) node-packages ## Build our images from source (pause, etcd, managers, e2e agent, NATS and krt-runner, OLM's and operator-sdk's); load them into a running real node.
+images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) $(SCORECARD_TEST) node-packages ## Build our images from source (pause, etcd, managers, e2e agent, NATS and krt-runner, minimart-app, OLM's and operator-sdk's); load them into a running real node.
 	@mkdir -p $(STATIC_DIR)
 	cd hack/images && GOWORK=off go build -o $(STATIC_DIR)/pause ./pause && GOWORK=off go build -o $(STATIC_DIR)/cp ./cp
 	cd e2e && go build -o $(STATIC_DIR)/e2e-agent ./agent
 	$(foreach op,$(OPERATORS),(cd operators/$(op) && go build -o $(STATIC_DIR)/$(op)-manager ./cmd) &&) true
 	cd operators/kre-runtime && go build -o $(STATIC_DIR)/krt-runner ./cmd/krt-runner && go build -o $(STATIC_DIR)/nats-server github.com/nats-io/nats-server/v2
+	cd operators/minimart && go build -o $(STATIC_DIR)/minimart-app ./cmd/minimart-app
 	$(IMAGES_TOOL) build --out $(IMAGES_DIR) \
 	  $(PAUSE_IMAGE)=$(STATIC_DIR)/pause:/pause \
 	  $(call image,etcd):$(ETCD_VERSION)=$(KUBE_BIN)/etcd:/usr/local/bin/etcd \
 	  $(call image,etcd):$(ETCD_PREVIOUS_VERSION)=$(ETCD_PREVIOUS):/usr/local/bin/etcd \
 	  $(call image,e2e-agent):$(IMAGE_TAG)=$(STATIC_DIR)/e2e-agent:/agent \
 	  $(NATS_IMAGE)=$(STATIC_DIR)/nats-server:/nats-server $(KRT_RUNNER_IMAGE)=$(STATIC_DIR)/krt-runner:/krt-runner \
+	  $(MINIMART_APP_IMAGE)=$(STATIC_DIR)/minimart-app:/minimart-app \
 	  $(OPM_IMAGE)=$(OPM):/bin/opm $(OLM_UTIL_IMAGE)=$(STATIC_DIR)/cp:/bin/cp,$(OLM_BIN)/cpb:/bin/cpb \
 	  $(foreach op,$(OPERATORS),$(call manager_image,$(op))=$(STATIC_DIR)/$(op)-manager:/manager) \
 	  $(SCORECARD_IMAGE)=$(SCORECARD_TEST):/usr/local/bin/scorecard-test
@@ -415,9 +423,14 @@ images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM
 
 ##@ Benchmarks
 
-.PHONY: bench-gordon bench-restapi
+.PHONY: bench-gordon bench-minimart bench-restapi
 bench-restapi: tools-test ## What the REST API adds to a request: p50/p99 of 1000 GETs through it and straight to the API server.
 	cd shared && go test -tags bench -run TestBenchRESTAPILatency -count=1 -v ./restapi/ 2>&1 | tee $(LOCAL)/bench-restapi.log | grep -v "^=== RUN"
+
+bench-minimart: tools-test $(HELM_OPERATOR) ## 100 Minimarts with minimart, then with operator-sdk's helm-operator, on a fresh local cluster: time to deployed, steady-state requests, CPU, memory.
+	@$(MAKE) --no-print-directory cluster-down cluster-up
+	@rc=0; (cd e2e && BENCH_HELM_OPERATOR=$(HELM_OPERATOR) go test -tags bench -run TestBenchMinimart -count=1 -timeout 45m -v . 2>&1 | tee $(LOCAL)/bench-minimart.log) || rc=$$?; \
+	$(MAKE) --no-print-directory cluster-down; exit $$rc
 
 bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a fresh local cluster: times, ratio, requests, memory.
 	@$(MAKE) --no-print-directory cluster-down cluster-up CLUSTER_NODES=12
@@ -498,6 +511,10 @@ $(OLM_BIN)/.built: hack/tools/olm/go.mod
 
 $(OPERATOR_SDK): hack/tools/operator-sdk/go.mod
 	cd hack/tools/operator-sdk && CGO_ENABLED=1 GOWORK=off go build -tags containers_image_openpgp -o $@ github.com/operator-framework/operator-sdk/cmd/operator-sdk
+
+# operator-sdk's helm-operator: the anchor make bench-minimart runs minimart against.
+$(HELM_OPERATOR): hack/tools/operator-sdk/go.mod
+	cd hack/tools/operator-sdk && GOWORK=off go build -o $@ github.com/operator-framework/operator-sdk/cmd/helm-operator
 
 # scorecard-test runs scorecard's built-in tests; static, as it runs in a chroot.
 $(SCORECARD_TEST): hack/tools/operator-sdk/go.mod

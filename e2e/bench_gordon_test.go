@@ -57,18 +57,18 @@ func TestBenchGordon(t *testing.T) {
 	manager := startBenchManager(t)
 
 	opNS := benchNamespace(t, c, "bench-gordon")
-	requestsBefore := scrapeRequests(t)
+	requestsBefore := scrapeRequests(t, benchMetrics)
 	opUp := timeUntilRunning(t, c, opNS, func() { createGordons(t, c, opNS) })
 	opReplace := timeUntilRunning(t, c, opNS, func() { deleteEveryNth(t, c, opNS, benchDeleteFrac) })
-	requestsAfter := scrapeRequests(t)
+	requestsAfter := scrapeRequests(t, benchMetrics)
 
 	// Steady state: every Gordon reports all its pods Ready; then nothing changes for 10 s
 	// and the operator must not write.
 	statusCaughtUp := waitGordonsReady(t, c, opNS)
 	time.Sleep(5 * time.Second)
-	steadyBefore := scrapeRequests(t)
+	steadyBefore := scrapeRequests(t, benchMetrics)
 	time.Sleep(10 * time.Second)
-	steadyAfter := scrapeRequests(t)
+	steadyAfter := scrapeRequests(t, benchMetrics)
 	peakMemory := peakRSS(t, manager)
 	deleteNamespace(t, c, opNS) // frees the nodes' pod slots for the next run
 	stopBenchManager(manager)
@@ -155,16 +155,20 @@ func startBenchManager(t *testing.T, args ...string) *exec.Cmd {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	must(t, cmd.Start())
 	t.Cleanup(func() { stopBenchManager(cmd) })
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get("http://" + benchMetrics + "/metrics"); err == nil {
+	waitForMetrics(t, benchMetrics)
+	return cmd
+}
+
+// waitForMetrics waits until a manager serves its metrics at address.
+func waitForMetrics(t *testing.T, address string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if resp, err := http.Get("http://" + address + "/metrics"); err == nil {
 			_ = resp.Body.Close()
-			return cmd
+			return
 		}
-		time.Sleep(200 * time.Millisecond)
 	}
-	t.Fatal("the manager's metrics endpoint never answered")
-	return nil
+	t.Fatalf("no metrics at %s", address)
 }
 
 func benchNamespace(t *testing.T, c client.Client, name string) string {
@@ -287,6 +291,14 @@ func (r requestCounts) sub(o requestCounts) requestCounts {
 	return d
 }
 
+func (r requestCounts) total() float64 {
+	total := 0.0
+	for _, v := range r {
+		total += v
+	}
+	return total
+}
+
 func (r requestCounts) writes() int {
 	return int(r["POST"] + r["PUT"] + r["PATCH"] + r["DELETE"])
 }
@@ -300,11 +312,14 @@ func (r requestCounts) String() string {
 			total += r[m]
 		}
 	}
+	if total == 0 {
+		return "0"
+	}
 	return fmt.Sprintf("%d (%s)", int(total), strings.Join(parts, ", "))
 }
 
-func scrapeRequests(t *testing.T) requestCounts {
-	resp, err := http.Get("http://" + benchMetrics + "/metrics")
+func scrapeRequests(t *testing.T, address string) requestCounts {
+	resp, err := http.Get("http://" + address + "/metrics")
 	must(t, err)
 	defer func() { _ = resp.Body.Close() }()
 	counts := requestCounts{}

@@ -87,8 +87,8 @@ func expectUninstalled(ctx context.Context, release, namespace string, kept *uns
 	helm(ctx, "uninstall", release, "--namespace", namespace, "--wait", "--timeout", "3m")
 	Eventually(func(g Gomega) {
 		deployments := &appsv1.DeploymentList{}
-		g.Expect(k8sClient.List(ctx, deployments, client.InNamespace(namespace))).To(Succeed())
-		g.Expect(deployments.Items).To(BeEmpty())
+		g.Expect(k8sClient.List(ctx, deployments, client.InNamespace(namespace), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+		g.Expect(deployments.Items).To(BeEmpty(), "the manager's Deployment")
 	}).WithContext(ctx).Should(Succeed())
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(kept), kept.DeepCopy())).To(Succeed(), "the %s stays", kept.GetKind())
 }
@@ -205,6 +205,13 @@ var _ = Describe("An operator's chart from the registry, installed where its CRD
 				pt := applySample(ctx, "ptemplate-device", "ptemplates_v1alpha_ptemplate.yaml", namespace)
 				expectWaitingForKMM(ctx, pt)
 				return pt
+			}),
+		Entry("minimart: the sample's release Ready", "minimart", "deployments.apps", "minimarts.charts.samutup.com",
+			func(ctx context.Context, namespace string) *unstructured.Unstructured {
+				minimart := applySample(ctx, "minimart", "charts_v1alpha1_minimart.yaml", namespace)
+				Eventually(func() string { return conditionStatus(ctx, minimart, "Ready") }).WithContext(ctx).Should(Equal("True"))
+				Expect(helm(ctx, "list", "--namespace", namespace)).To(ContainSubstring(minimartSample))
+				return minimart
 			}),
 	)
 })

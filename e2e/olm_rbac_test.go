@@ -45,7 +45,7 @@ func impersonatingKubeconfig(namespace, serviceAccount string) string {
 // expectLeastPrivilege checks every role bound to the service account: no wildcard verb,
 // resource or API group, and none of the built-in superuser roles. It reads Secrets only
 // where ownSecrets says: kre-runtime keeps its runtimes' credentials in Secrets of its own
-// namespace; no operator reads Secrets anywhere else.
+// namespace, minimart its Helm releases (Helm's storage); no operator reads Secrets anywhere else.
 func expectLeastPrivilege(ctx context.Context, namespace, serviceAccount string, ownSecrets bool) {
 	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: serviceAccount, Namespace: namespace}
 	var rules []rbacv1.PolicyRule
@@ -143,6 +143,7 @@ var _ = Describe("An operator OLM installs OwnNamespace", func() {
 		Entry("etcd-cluster creates StatefulSets", "etcd-cluster", "statefulsets.apps", "etcdclusters.etcd.database.coreos.com"),
 		Entry("kre-runtime creates StatefulSets", "kre-runtime", "statefulsets.apps", "runtimes.kre.konstellation.io"),
 		Entry("ptemplate-device creates DaemonSets", "ptemplate-device", "daemonsets.apps", "ptemplates.ptemplates.pt.example.com"),
+		Entry("minimart creates Deployments", "minimart", "deployments.apps", "minimarts.charts.samutup.com"),
 	)
 })
 
@@ -175,6 +176,10 @@ var _ = Describe("The RBAC OLM grants from a CSV", func() {
 		}),
 		Entry("ptemplate-device", "ptemplate-device", "ptemplates_v1alpha_ptemplate.yaml", false, func(ctx context.Context, pt *unstructured.Unstructured) {
 			expectWaitingForKMM(ctx, pt) // either way it read, wrote and reported with the CSV's permissions
+		}),
+		Entry("minimart", "minimart", "charts_v1alpha1_minimart.yaml", true, func(ctx context.Context, minimart *unstructured.Unstructured) {
+			// Helm installed the release: its storage, the Deployment and the Service.
+			Eventually(func() string { return conditionStatus(ctx, minimart, "Ready") }).WithContext(ctx).Should(Equal("True"))
 		}),
 	)
 })

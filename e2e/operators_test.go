@@ -71,13 +71,35 @@ func startOperator(name string, env []string, args ...string) {
 // runManager builds an operator's manager and runs it as a local process until the suite's
 // node ends; it returns the path of its log (in E2E_LOG_DIR).
 func runManager(name string, env []string, args ...string) string {
-	By("building and starting the " + name + " manager")
+	m := startManager(buildManager(name), name, env, args...)
+	DeferCleanup(m.stop)
+	return m.log
+}
+
+// buildManager builds an operator's manager and returns the path of its binary.
+func buildManager(name string) string {
+	By("building the " + name + " manager")
 	bin := filepath.Join(GinkgoT().TempDir(), name+"-manager")
 	build := exec.Command("go", "build", "-o", bin, "./cmd")
 	build.Dir = operatorDir(name)
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
+	return bin
+}
 
+// managerProcess is a manager running as a local process.
+type managerProcess struct {
+	cmd     *exec.Cmd
+	log     string
+	logFile *os.File
+	done    chan struct{}
+}
+
+// startManager runs the manager binary bin of operator name, with its log in E2E_LOG_DIR,
+// until stopped or killed: the caller stops it (DeferCleanup(m.stop)). env is added to its
+// environment (e.g. WATCH_NAMESPACE).
+func startManager(bin, name string, env []string, args ...string) *managerProcess {
+	By("starting the " + name + " manager")
 	logFile, err := os.CreateTemp(logDir(), name+"-manager-*.log")
 	Expect(err).NotTo(HaveOccurred())
 	// Metrics and probes off: several managers share this host. One replica: no election.
@@ -86,18 +108,28 @@ func runManager(name string, env []string, args ...string) string {
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.Env = append(os.Environ(), env...)
 	Expect(cmd.Start()).To(Succeed())
-	DeferCleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-		_ = logFile.Close()
-	})
-	return logFile.Name()
+	m := &managerProcess{cmd: cmd, log: logFile.Name(), logFile: logFile, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(m.done) }()
+	return m
+}
+
+// stop asks the manager to stop (SIGTERM), kills it after 10 s, and closes its log.
+func (m *managerProcess) stop() {
+	_ = m.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-m.done:
+	case <-time.After(10 * time.Second):
+		_ = m.cmd.Process.Kill()
+		<-m.done
+	}
+	_ = m.logFile.Close()
+}
+
+// kill stops the manager at once (SIGKILL), as a node failure or an OOM kill would.
+func (m *managerProcess) kill() {
+	Expect(m.cmd.Process.Kill()).To(Succeed())
+	<-m.done
+	_ = m.logFile.Close()
 }
 
 // logDir is where e2e writes the logs of the processes it starts.

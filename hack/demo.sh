@@ -4,12 +4,13 @@
 # as a platform team would (config/default: namespace, RBAC, Deployment with the image `make
 # images` built) and its manager runs in a pod there, the tutorial's EtcdCluster runs three
 # real etcd members there (config/demo/etcd-real-node), and KRE's Runtime runs NATS and the
-# sample RuntimeVersion's workflow there, answering a request (config/demo/kre-real-node);
+# sample RuntimeVersion's workflow there, answering a request (config/demo/kre-real-node), and
+# the Minimart's store page runs there, answering on its NodePort (config/demo/minimart-real-node);
 # without it, managers run as local processes and those pods sit on kwok nodes, where nothing runs.
-# Environment (from the Makefile): KUBECTL, LOCALCLUSTER, LOCAL, OPERATORS (may be empty).
+# Environment (from the Makefile): KUBECTL, LOCALCLUSTER, LOCAL, HELM, OPERATORS (may be empty).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-: "${KUBECTL:?}" "${LOCALCLUSTER:?}" "${LOCAL:?}"
+: "${KUBECTL:?}" "${LOCALCLUSTER:?}" "${LOCAL:?}" "${HELM:?}"
 NS=quintet-demo
 k() { "$KUBECTL" "$@"; }
 
@@ -66,6 +67,7 @@ samples() {
   case "$real_node:$1" in
     yes:etcd-cluster) echo config/demo/etcd-real-node ;;
     yes:kre-runtime) echo config/demo/kre-real-node ;;
+    yes:minimart) echo config/demo/minimart-real-node ;;
     *) echo "operators/$1/config/samples" ;;
   esac
 }
@@ -153,6 +155,21 @@ if [ -n "$real_node" ] && k get -n "$NS" service greeter-v1-entrypoint >/dev/nul
     sleep 1
   done
   echo "$answer"
+fi
+if k get -n "$NS" minimarts.charts.samutup.com minimart-sample >/dev/null 2>&1; then
+  echo
+  echo "== minimart: the sample is a Helm release; its page on the NodePort"
+  echo "\$ helm list -n $NS"
+  "$HELM" list -n "$NS"
+  port=$(k get -n "$NS" service minimart-sample -o jsonpath='{.spec.ports[0].nodePort}')
+  node=quintet-node; [ -n "$real_node" ] || node=$(k get -n "$NS" pods -l app.kubernetes.io/instance=minimart-sample -o jsonpath='{.items[0].spec.nodeName}')
+  ip=$(k get node "$node" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
+  echo "\$ curl http://$ip:$port/"
+  if [ -n "$real_node" ]; then
+    curl -fsS --max-time 10 "http://$ip:$port/"
+  else
+    echo "(kwok node $node runs no container: with the real node, the page answers here)"
+  fi
 fi
 # api_url OPERATOR: where the operator's REST API answers from this machine.
 api_url() {

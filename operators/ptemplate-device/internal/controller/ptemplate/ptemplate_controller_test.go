@@ -19,10 +19,10 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha "github.com/quintet-operators/quintet/operators/ptemplate-device/api/v1alpha"
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
 const (
@@ -284,22 +284,9 @@ func TestAnUnrelatedDaemonSetReconcilesNothing(t *testing.T) {
 // reconciles is how many passes the Ptemplate controller has made (controller-runtime's
 // controller_runtime_reconcile_total).
 func reconciles(g Gomega) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
+	n, err := testenv.Reconciles("ptemplate")
 	g.Expect(err).NotTo(HaveOccurred())
-	total := 0.0
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "ptemplate" {
-					total += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return total
+	return n
 }
 
 func TestAdmissionRefusesBadInput(t *testing.T) {

@@ -1,0 +1,58 @@
+package v1alpha1
+
+// Condition types of Minimarts.
+const (
+	// ReadyCondition is True when the release is deployed at the spec's generation and its
+	// Deployment is available.
+	ReadyCondition = "Ready"
+	// ProgressingCondition is True while a release is installed or upgraded, or its
+	// Deployment rolls out.
+	ProgressingCondition = "Progressing"
+	// DegradedCondition is True when the operator cannot make the release the spec asks for.
+	DegradedCondition = "Degraded"
+)
+
+// Condition reasons.
+const (
+	// ReasonReady: the release is deployed and its Deployment available.
+	ReasonReady = "Ready"
+	// ReasonStable: nothing is changing.
+	ReasonStable = "Stable"
+	// ReasonReleaseDeployed: Helm installed or upgraded the release; its Deployment is not
+	// available yet.
+	ReasonReleaseDeployed = "ReleaseDeployed"
+	// ReasonDeploymentNotAvailable: the release is deployed; its Deployment is not available.
+	ReasonDeploymentNotAvailable = "DeploymentNotAvailable"
+	// ReasonReleaseFailed: Helm failed to install or upgrade the release; the message is
+	// Helm's. The operator retries with backoff and never rolls back.
+	ReasonReleaseFailed = "ReleaseFailed"
+	// ReasonReleaseRecovered: a release left pending by an interrupted operation (a manager
+	// killed mid-upgrade) was marked failed so that the next upgrade can proceed.
+	ReasonReleaseRecovered = "ReleaseRecovered"
+	// ReasonDriftRestored: an object of the release was deleted or edited; the operator put
+	// it back as the release has it, without a new revision.
+	ReasonDriftRestored = "DriftRestored"
+	// ReasonReconcileFailed: a read or write failed; the operator retries.
+	ReasonReconcileFailed = "ReconcileFailed"
+	// ReasonAsExpected: nothing is wrong.
+	ReasonAsExpected = "AsExpected"
+)
+
+// Reasons of Events that are not conditions' (those are the reasons above).
+const (
+	// EventInstalled: Helm installed the release.
+	EventInstalled = "Installed"
+	// EventUpgraded: Helm upgraded the release to a new revision.
+	EventUpgraded = "Upgraded"
+	// EventUninstalled: Helm uninstalled the release of a deleted Minimart.
+	EventUninstalled = "Uninstalled"
+)
+
+// Names the operator puts on what it makes.
+const (
+	// MinimartLabel carries the name of the Minimart an object of its release belongs to
+	// (the operator's post-renderer adds it, with the owner reference).
+	MinimartLabel = "charts.samutup.com/minimart"
+	// Finalizer holds a Minimart until its release is uninstalled.
+	Finalizer = "charts.samutup.com/uninstall-release"
+)

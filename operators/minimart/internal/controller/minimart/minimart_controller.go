@@ -1,0 +1,268 @@
+// Package minimart reconciles Minimarts: each is a release of the minimart Helm chart,
+// installed, upgraded and uninstalled with Helm's own actions and storage.
+package minimart
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v3/pkg/release"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/quintet-operators/quintet/operators/minimart/api/v1alpha1"
+	helmrelease "github.com/quintet-operators/quintet/operators/minimart/internal/release"
+	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/status"
+)
+
+// Reconciler makes each Minimart's release.
+type Reconciler struct {
+	client.Client
+	Releases *helmrelease.Client
+	Recorder recorder.EventRecorder
+	// MaxConcurrentReconciles bounds how many Minimarts are reconciled at once; 1 when zero.
+	MaxConcurrentReconciles int
+
+	transitions conditions.Transitions
+}
+
+// +kubebuilder:rbac:groups=charts.samutup.com,resources=minimarts,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=charts.samutup.com,resources=minimarts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=charts.samutup.com,resources=minimarts/finalizers,verbs=update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;create;update;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Minimart's release to its spec and reports it in its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	m := &v1alpha1.Minimart{}
+	if err := r.Get(ctx, req.NamespacedName, m); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			r.transitions.Forget(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !m.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.reconcileDelete(ctx, m)
+	}
+	if !controllerutil.ContainsFinalizer(m, v1alpha1.Finalizer) {
+		// The release must be uninstalled before the Minimart goes: its history lives in
+		// Secrets the Minimart does not own.
+		patch := client.MergeFrom(m.DeepCopy())
+		controllerutil.AddFinalizer(m, v1alpha1.Finalizer)
+		if err := r.Patch(ctx, m, patch); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	patcher := status.NewPatcher(m)
+	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, m)}) }()
+	return r.reconcileNormal(ctx, m)
+}
+
+// reconcileDelete uninstalls the release, then lets the Minimart go.
+func (r *Reconciler) reconcileDelete(ctx context.Context, m *v1alpha1.Minimart) error {
+	if !controllerutil.ContainsFinalizer(m, v1alpha1.Finalizer) {
+		return nil
+	}
+	ctrl.LoggerFrom(ctx).Info("Uninstalling release", "release", m.Name)
+	if err := r.Releases.Uninstall(m.Namespace, m.Name); err != nil {
+		return fmt.Errorf("uninstalling release %s: %w", m.Name, err)
+	}
+	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, v1alpha1.EventUninstalled, "Uninstall", "Uninstalled release %s", m.Name)
+	patch := client.MergeFrom(m.DeepCopy())
+	controllerutil.RemoveFinalizer(m, v1alpha1.Finalizer)
+	return client.IgnoreNotFound(r.Patch(ctx, m, patch))
+}
+
+// reconcileNormal recovers an interrupted release, installs or upgrades it when the spec or
+// the chart changed, restores its objects when they drifted, and computes status.
+func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) (ctrl.Result, error) {
+	before := conditions.Snapshot(m)
+	o, retry := r.reconcileRelease(ctx, m)
+	if o.err == nil && o.releaseErr == nil && !o.deployed {
+		// The release is deployed as the spec asks: only its objects may have drifted.
+		o.err = r.restoreDrift(ctx, m, o.last)
+	}
+	deployment, err := r.deployment(ctx, m)
+	o.deployment, o.err = deployment, errors.Join(o.err, err)
+	setStatus(m, o)
+	r.transitions.RecordDegraded(r.Recorder, m, before, v1alpha1.DegradedCondition)
+	switch {
+	case o.err != nil:
+		return ctrl.Result{}, o.err
+	case o.releaseErr != nil:
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// reconcileRelease makes the release the spec asks for when it is not there; with a failed
+// operation it says when to try again.
+func (r *Reconciler) reconcileRelease(ctx context.Context, m *v1alpha1.Minimart) (observation, time.Duration) {
+	log := ctrl.LoggerFrom(ctx)
+	var o observation
+	values, err := valuesOf(m)
+	if err != nil {
+		o.err = err
+		return o, 0
+	}
+	history, recovered, err := r.recoveredHistory(ctx, m)
+	if err != nil {
+		o.err = err
+		return o, 0
+	}
+	chartVersion := r.Releases.Chart.Metadata.Version
+	next, wait := plan(history, values, chartVersion, time.Now())
+	if recovered {
+		next = stepUpgrade // at once: the operation did not fail, it was cut off
+	}
+	var rel *release.Release
+	switch next {
+	case stepInstall:
+		log.Info("Installing release", "release", m.Name, "chart", chartVersion)
+		rel, err = r.Releases.Install(m.Namespace, m.Name, values, r.postRenderer(m))
+	case stepUpgrade:
+		log.Info("Upgrading release", "release", m.Name, "chart", chartVersion)
+		rel, err = r.Releases.Upgrade(m.Namespace, m.Name, values, r.postRenderer(m))
+	case stepWait:
+		last := history[len(history)-1]
+		o.last, o.upToDate, o.releaseErr = last, true, errors.New(last.Info.Description)
+		return o, wait
+	case stepNone:
+		o.last, o.upToDate = history[len(history)-1], true
+		return o, 0
+	}
+	if err != nil {
+		// Degraded turning True is the Warning Event, once per failure, not per retry.
+		log.Error(err, "Helm failed", "release", m.Name)
+		o.releaseErr = err
+		o.last, o.upToDate = rel, rel != nil
+		if o.last == nil && len(history) > 0 {
+			o.last = history[len(history)-1]
+		}
+		return o, firstRetry
+	}
+	reason := map[step]string{stepInstall: v1alpha1.EventInstalled, stepUpgrade: v1alpha1.EventUpgraded}[next]
+	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, reason, "Deploy", "%s release %s revision %d (chart %s)", reason, rel.Name, rel.Version, chartVersion)
+	o.last, o.upToDate, o.deployed = rel, true, true
+	return o, 0
+}
+
+// recoveredHistory is the release's history, its newest revision no longer pending: only
+// this manager operates on the release (one reconcile of a Minimart at a time, one leader),
+// so a pending revision at the start of a pass was left by an operation that was cut off
+// (a manager killed mid-upgrade). It is marked failed (recovered), so that the next upgrade
+// proceeds.
+func (r *Reconciler) recoveredHistory(ctx context.Context, m *v1alpha1.Minimart) (_ []*release.Release, recovered bool, _ error) {
+	history, err := r.Releases.History(m.Namespace, m.Name)
+	if err != nil || len(history) == 0 || !history[len(history)-1].Info.Status.IsPending() {
+		return history, false, err
+	}
+	last := history[len(history)-1]
+	pending := last.Info.Status
+	ctrl.LoggerFrom(ctx).Info("Recovering release left pending", "release", m.Name, "revision", last.Version, "status", pending)
+	if err := r.Releases.MarkFailed(last, fmt.Sprintf("%s was interrupted; recovered by the minimart operator", pending)); err != nil {
+		return nil, false, fmt.Errorf("recovering release %s from %s: %w", m.Name, pending, err)
+	}
+	r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, v1alpha1.ReasonReleaseRecovered, "Recover",
+		"Release %s revision %d was left %s by an interrupted operation; marked failed to proceed", m.Name, last.Version, pending)
+	return history, true, nil
+}
+
+// restoreDrift puts back the objects of rel that were deleted or edited.
+func (r *Reconciler) restoreDrift(ctx context.Context, m *v1alpha1.Minimart, rel *release.Release) error {
+	manifest, err := manifestObjects(rel.Manifest)
+	if err != nil {
+		return err
+	}
+	live, err := r.releaseObjects(ctx, m)
+	if err != nil {
+		return err
+	}
+	changed := drifted(manifest, live)
+	if len(changed) == 0 {
+		return nil
+	}
+	names := make([]string, len(changed))
+	for i, k := range changed {
+		names[i] = k.String()
+	}
+	ctrl.LoggerFrom(ctx).Info("Restoring drifted objects", "release", m.Name, "objects", names)
+	if err := r.Releases.Restore(rel); err != nil {
+		return fmt.Errorf("restoring %s of release %s: %w", strings.Join(names, ", "), m.Name, err)
+	}
+	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, v1alpha1.ReasonDriftRestored, "Restore",
+		"Restored %s as release %s revision %d has them", strings.Join(names, ", "), m.Name, rel.Version)
+	return nil
+}
+
+// releaseObjects are the Deployments and Services of m's release, as the cache has them.
+func (r *Reconciler) releaseObjects(ctx context.Context, m *v1alpha1.Minimart) (map[objectKey]client.Object, error) {
+	mine := []client.ListOption{client.InNamespace(m.Namespace), client.MatchingLabels{v1alpha1.MinimartLabel: m.Name}}
+	deployments, services := &appsv1.DeploymentList{}, &corev1.ServiceList{}
+	if err := r.List(ctx, deployments, mine...); err != nil {
+		return nil, err
+	}
+	if err := r.List(ctx, services, mine...); err != nil {
+		return nil, err
+	}
+	live := map[objectKey]client.Object{}
+	for i := range deployments.Items {
+		d := &deployments.Items[i]
+		d.APIVersion, d.Kind = "apps/v1", "Deployment"
+		live[objectKey{"Deployment", d.Name}] = d
+	}
+	for i := range services.Items {
+		s := &services.Items[i]
+		s.APIVersion, s.Kind = "v1", "Service"
+		live[objectKey{"Service", s.Name}] = s
+	}
+	return live, nil
+}
+
+// deployment is the Deployment of m's release (named after m), nil when there is none.
+func (r *Reconciler) deployment(ctx context.Context, m *v1alpha1.Minimart) (*appsv1.Deployment, error) {
+	d := &appsv1.Deployment{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Name}, d)
+	if client.IgnoreNotFound(err) != nil {
+		return nil, err
+	}
+	if err != nil || !metav1.IsControlledBy(d, m) {
+		return nil, nil //nolint:nilnil // no Deployment of the release
+	}
+	return d, nil
+}
+
+// postRenderer makes m the controller of every object of its release.
+func (r *Reconciler) postRenderer(m *v1alpha1.Minimart) helmrelease.OwnedBy {
+	return helmrelease.OwnedBy{
+		Owner:    *metav1.NewControllerRef(m, v1alpha1.GroupVersion.WithKind("Minimart")),
+		LabelKey: v1alpha1.MinimartLabel, LabelValue: m.Name,
+	}
+}
+
+// SetupWithManager watches Minimarts (their spec: status writes wake nobody) and the objects
+// of their releases, so that a deleted or edited one is restored.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Minimart{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Named("minimart").
+		Complete(r)
+}

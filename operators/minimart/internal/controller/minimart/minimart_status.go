@@ -1,0 +1,104 @@
+package minimart
+
+import (
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/release"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/quintet-operators/quintet/operators/minimart/api/v1alpha1"
+	"github.com/quintet-operators/quintet/shared/conditions"
+)
+
+// observation is what a pass saw and did.
+type observation struct {
+	// last is the release's newest revision after the pass, nil when there is none.
+	last *release.Release
+	// upToDate: last was made from the spec and the chart the operator runs.
+	upToDate bool
+	// deployed: this pass installed or upgraded the release.
+	deployed bool
+	// deployment is the release's Deployment as the cache has it, nil when there is none.
+	deployment *appsv1.Deployment
+	// releaseErr is Helm's error installing or upgrading, or the failure that is backed off.
+	releaseErr error
+	// err is any other error of the pass.
+	err error
+}
+
+// setStatus computes a Minimart's status from what a pass observed.
+func setStatus(m *v1alpha1.Minimart, o observation) {
+	m.Status.ObservedGeneration = m.Generation
+	if o.last != nil && o.last.Info.Status == release.StatusDeployed {
+		m.Status.DeployedRelease = &v1alpha1.DeployedRelease{
+			Name: o.last.Name, Revision: o.last.Version, ChartVersion: o.last.Chart.Metadata.Version,
+		}
+	}
+	m.Status.ReadyReplicas = 0
+	if o.deployment != nil {
+		m.Status.ReadyReplicas = o.deployment.Status.ReadyReplicas
+	}
+	deployedAsAsked := o.upToDate && o.last.Info.Status == release.StatusDeployed
+	rolledOut, rollout := rolloutState(o.deployment)
+	switch {
+	case o.releaseErr != nil:
+		msg := fmt.Sprintf("Helm could not deploy the release: %v", o.releaseErr)
+		set(m, v1alpha1.ReadyCondition, false, v1alpha1.ReasonReleaseFailed, msg)
+		set(m, v1alpha1.DegradedCondition, true, v1alpha1.ReasonReleaseFailed, msg)
+	case o.err != nil:
+		set(m, v1alpha1.DegradedCondition, true, v1alpha1.ReasonReconcileFailed, o.err.Error())
+		if !deployedAsAsked {
+			set(m, v1alpha1.ReadyCondition, false, v1alpha1.ReasonReconcileFailed, o.err.Error())
+		}
+	default:
+		set(m, v1alpha1.DegradedCondition, false, v1alpha1.ReasonAsExpected, "The release is deployed as the spec asks.")
+	}
+	switch {
+	case o.releaseErr != nil:
+		set(m, v1alpha1.ProgressingCondition, false, v1alpha1.ReasonReleaseFailed, "No release is deployed for this generation.")
+	case !deployedAsAsked:
+		set(m, v1alpha1.ProgressingCondition, false, v1alpha1.ReasonReconcileFailed, "No release is deployed for this generation.")
+	case !rolledOut:
+		reason := v1alpha1.ReasonDeploymentNotAvailable
+		if o.deployed {
+			reason = v1alpha1.ReasonReleaseDeployed
+		}
+		set(m, v1alpha1.ReadyCondition, false, reason, fmt.Sprintf("Release %s revision %d is deployed; %s", o.last.Name, o.last.Version, rollout))
+		set(m, v1alpha1.ProgressingCondition, true, reason, rollout)
+	default:
+		set(m, v1alpha1.ReadyCondition, true, v1alpha1.ReasonReady,
+			fmt.Sprintf("Release %s revision %d is deployed; %s", o.last.Name, o.last.Version, rollout))
+		set(m, v1alpha1.ProgressingCondition, false, v1alpha1.ReasonStable, "Nothing is changing.")
+	}
+}
+
+// rolloutState says whether d has rolled out: every replica updated and available, none
+// of an older template left, as `kubectl rollout status` checks.
+func rolloutState(d *appsv1.Deployment) (bool, string) {
+	if d == nil {
+		return false, "its Deployment does not exist yet."
+	}
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	s := d.Status
+	switch {
+	case s.ObservedGeneration < d.Generation:
+		return false, "its Deployment's controller has not seen its latest spec yet."
+	case s.UpdatedReplicas < want || s.Replicas > s.UpdatedReplicas:
+		return false, fmt.Sprintf("its Deployment has %d of %d replicas updated.", s.UpdatedReplicas, want)
+	case s.AvailableReplicas < want:
+		return false, fmt.Sprintf("its Deployment has %d of %d replicas available.", s.AvailableReplicas, want)
+	}
+	return true, fmt.Sprintf("its Deployment has %d of %d replicas available.", s.AvailableReplicas, want)
+}
+
+func set(m *v1alpha1.Minimart, conditionType string, status bool, reason, message string) {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	conditions.Set(m, conditionType, s, reason, message)
+}

@@ -1,0 +1,60 @@
+package minimart
+
+import (
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	helmtime "helm.sh/helm/v3/pkg/time"
+)
+
+func revision(version int, status release.Status, storeName string, at time.Time) *release.Release {
+	return &release.Release{
+		Name: "shop", Version: version,
+		Info:   &release.Info{Status: status, LastDeployed: helmtime.Time{Time: at}},
+		Chart:  &chart.Chart{Metadata: &chart.Metadata{Version: "0.1.0"}},
+		Config: map[string]any{"storeName": storeName, "replicaCount": 1},
+	}
+}
+
+func TestPlan(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	values := map[string]any{"storeName": "Shop", "replicaCount": int64(1)} // another number type, the same value
+	cases := []struct {
+		name     string
+		history  []*release.Release
+		chart    string
+		want     step
+		wantWait time.Duration
+	}{
+		{"no release", nil, "0.1.0", stepInstall, 0},
+		{"deployed as asked", []*release.Release{revision(1, release.StatusDeployed, "Shop", now.Add(-time.Hour))}, "0.1.0", stepNone, 0},
+		{"values changed", []*release.Release{revision(1, release.StatusDeployed, "Old", now)}, "0.1.0", stepUpgrade, 0},
+		{"chart changed", []*release.Release{revision(1, release.StatusDeployed, "Shop", now)}, "0.2.0", stepUpgrade, 0},
+		{"failed 4 s ago: wait", []*release.Release{revision(1, release.StatusFailed, "Shop", now.Add(-4*time.Second))}, "0.1.0", stepWait, 6 * time.Second},
+		{"failed 11 s ago: retry", []*release.Release{revision(1, release.StatusFailed, "Shop", now.Add(-11*time.Second))}, "0.1.0", stepUpgrade, 0},
+		{"failed three times: 40 s", []*release.Release{
+			revision(1, release.StatusDeployed, "Shop", now.Add(-time.Hour)),
+			revision(2, release.StatusFailed, "Shop", now.Add(-time.Minute)),
+			revision(3, release.StatusFailed, "Shop", now.Add(-time.Minute)),
+			revision(4, release.StatusFailed, "Shop", now.Add(-30*time.Second)),
+		}, "0.1.0", stepWait, 10 * time.Second},
+		{"failed many times: at most 5 minutes", []*release.Release{
+			revision(1, release.StatusFailed, "Shop", now), revision(2, release.StatusFailed, "Shop", now),
+			revision(3, release.StatusFailed, "Shop", now), revision(4, release.StatusFailed, "Shop", now),
+			revision(5, release.StatusFailed, "Shop", now), revision(6, release.StatusFailed, "Shop", now),
+			revision(7, release.StatusFailed, "Shop", now), revision(8, release.StatusFailed, "Shop", now),
+		}, "0.1.0", stepWait, lastRetry},
+		{"failed, then the spec changed: at once", []*release.Release{revision(1, release.StatusFailed, "Old", now)}, "0.1.0", stepUpgrade, 0},
+		{"superseded on top (a rollback by hand)", []*release.Release{revision(1, release.StatusSuperseded, "Shop", now)}, "0.1.0", stepUpgrade, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, wait := plan(c.history, values, c.chart, now)
+			if got != c.want || wait != c.wantWait {
+				t.Errorf("plan = %v, %v; want %v, %v", got, wait, c.want, c.wantWait)
+			}
+		})
+	}
+}
