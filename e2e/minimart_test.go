@@ -162,6 +162,19 @@ var _ = Describe("The minimart operator on the real node", Ordered, func() {
 		Expect(history).To(MatchRegexp(`4\s+.*deployed\s+minimart-0\.1\.0`))
 	})
 
+	It("puts back, as the spec says, a release rolled back or uninstalled by hand with helm", func(ctx SpecContext) {
+		By("helm rollback to revision 2 (another store name) is revision 5; the operator upgrades to the spec: 6")
+		helmIn(ctx, "rollback", minimartSample, "2")
+		expectReadyAt(ctx, 6)
+		expectPage(ctx, "<h1>Killed Minimart</h1>")
+		Expect(helmIn(ctx, "history", minimartSample)).To(MatchRegexp(`5\s+.*superseded\s+minimart-0\.1\.0\s+0\.1\.0\s+Rollback to 2`))
+
+		By("helm uninstall: the operator installs the release again, revision 1")
+		helmIn(ctx, "uninstall", minimartSample)
+		expectReadyAt(ctx, 1)
+		expectPage(ctx, "<h1>Killed Minimart</h1>")
+	})
+
 	It("uninstalls the release when the Minimart is deleted, and leaves nothing behind", func(ctx SpecContext) {
 		Expect(k8sClient.Delete(ctx, sample)).To(Succeed())
 		Eventually(func(g Gomega) {

@@ -27,8 +27,13 @@ const (
 	// Helm's. The operator retries with backoff and never rolls back.
 	ReasonReleaseFailed = "ReleaseFailed"
 	// ReasonReleaseRecovered: a release left pending by an interrupted operation (a manager
-	// killed mid-upgrade) was marked failed so that the next upgrade can proceed.
+	// killed mid-upgrade, or a pending revision of another client's older than five minutes)
+	// was marked failed so that the next upgrade can proceed.
 	ReasonReleaseRecovered = "ReleaseRecovered"
+	// ReasonOtherOperation: another client (the helm CLI) is operating on the release
+	// (uninstalling, rolling back, upgrading); the operator waits for it to end, then brings
+	// the release back to the spec.
+	ReasonOtherOperation = "OtherOperationInProgress"
 	// ReasonDriftRestored: an object of the release was deleted or edited; the operator put
 	// it back as the release has it, without a new revision.
 	ReasonDriftRestored = "DriftRestored"

@@ -83,7 +83,8 @@ func (c *Client) History(namespace, name string) ([]*release.Release, error) {
 	return revisions, nil
 }
 
-// Install installs the chart as release name with values, through post.
+// Install installs the chart as release name with values, through post, also over the
+// history of a release uninstalled with its history kept.
 func (c *Client) Install(namespace, name string, values map[string]any, post postrender.PostRenderer) (*release.Release, error) {
 	cfg, err := c.ActionConfig(namespace)
 	if err != nil {
@@ -91,6 +92,7 @@ func (c *Client) Install(namespace, name string, values map[string]any, post pos
 	}
 	install := action.NewInstall(cfg)
 	install.ReleaseName, install.Namespace = name, namespace
+	install.Replace = true // over a history kept by helm uninstall --keep-history
 	install.PostRenderer = post
 	install.DisableOpenAPIValidation = true
 	return install.Run(c.Chart, values)

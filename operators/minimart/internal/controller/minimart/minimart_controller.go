@@ -36,6 +36,10 @@ type Reconciler struct {
 	// MaxConcurrentReconciles bounds how many Minimarts are reconciled at once; 1 when zero.
 	MaxConcurrentReconciles int
 
+	// started is when the controller was set up: a pending revision older than that was
+	// left by an operation of a manager that is gone.
+	started time.Time
+
 	transitions conditions.Transitions
 }
 
@@ -93,7 +97,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, m *v1alpha1.Minimart) 
 func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) (ctrl.Result, error) {
 	before := conditions.Snapshot(m)
 	o, retry := r.reconcileRelease(ctx, m)
-	if o.err == nil && o.releaseErr == nil && !o.deployed {
+	if o.err == nil && o.releaseErr == nil && !o.otherOperation && !o.deployed {
 		// The release is deployed as the spec asks: only its objects may have drifted.
 		o.err = r.restoreDrift(ctx, m, o.last)
 	}
@@ -104,7 +108,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) 
 	switch {
 	case o.err != nil:
 		return ctrl.Result{}, o.err
-	case o.releaseErr != nil:
+	case o.releaseErr != nil, o.otherOperation:
 		return ctrl.Result{RequeueAfter: retry}, nil
 	}
 	return ctrl.Result{}, nil
@@ -120,27 +124,33 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, m *v1alpha1.Minimart)
 		o.err = err
 		return o, 0
 	}
-	history, recovered, err := r.recoveredHistory(ctx, m)
+	history, err := r.Releases.History(m.Namespace, m.Name)
 	if err != nil {
 		o.err = err
 		return o, 0
 	}
 	chartVersion := r.Releases.Chart.Metadata.Version
-	next, wait := plan(history, values, chartVersion, time.Now())
-	if recovered {
-		next = stepUpgrade // at once: the operation did not fail, it was cut off
-	}
+	next, wait := plan(history, values, chartVersion, time.Now(), r.started)
 	var rel *release.Release
 	switch next {
-	case stepInstall:
-		log.Info("Installing release", "release", m.Name, "chart", chartVersion)
-		rel, err = r.Releases.Install(m.Namespace, m.Name, values, r.postRenderer(m))
+	case stepRecover:
+		if err := r.recover(ctx, m, history[len(history)-1]); err != nil {
+			o.err = err
+			return o, 0
+		}
+		fallthrough // and upgrade at once: the operation did not fail, it was cut off
 	case stepUpgrade:
 		log.Info("Upgrading release", "release", m.Name, "chart", chartVersion)
 		rel, err = r.Releases.Upgrade(m.Namespace, m.Name, values, r.postRenderer(m))
+	case stepInstall:
+		log.Info("Installing release", "release", m.Name, "chart", chartVersion)
+		rel, err = r.Releases.Install(m.Namespace, m.Name, values, r.postRenderer(m))
 	case stepWait:
 		last := history[len(history)-1]
 		o.last, o.upToDate, o.releaseErr = last, true, errors.New(last.Info.Description)
+		return o, wait
+	case stepWaitOther:
+		o.last, o.otherOperation = history[len(history)-1], true
 		return o, wait
 	case stepNone:
 		o.last, o.upToDate = history[len(history)-1], true
@@ -156,31 +166,23 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, m *v1alpha1.Minimart)
 		}
 		return o, firstRetry
 	}
-	reason := map[step]string{stepInstall: v1alpha1.EventInstalled, stepUpgrade: v1alpha1.EventUpgraded}[next]
+	reason := map[step]string{stepInstall: v1alpha1.EventInstalled, stepUpgrade: v1alpha1.EventUpgraded, stepRecover: v1alpha1.EventUpgraded}[next]
 	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, reason, "Deploy", "%s release %s revision %d (chart %s)", reason, rel.Name, rel.Version, chartVersion)
 	o.last, o.upToDate, o.deployed = rel, true, true
 	return o, 0
 }
 
-// recoveredHistory is the release's history, its newest revision no longer pending: only
-// this manager operates on the release (one reconcile of a Minimart at a time, one leader),
-// so a pending revision at the start of a pass was left by an operation that was cut off
-// (a manager killed mid-upgrade). It is marked failed (recovered), so that the next upgrade
-// proceeds.
-func (r *Reconciler) recoveredHistory(ctx context.Context, m *v1alpha1.Minimart) (_ []*release.Release, recovered bool, _ error) {
-	history, err := r.Releases.History(m.Namespace, m.Name)
-	if err != nil || len(history) == 0 || !history[len(history)-1].Info.Status.IsPending() {
-		return history, false, err
-	}
-	last := history[len(history)-1]
-	pending := last.Info.Status
-	ctrl.LoggerFrom(ctx).Info("Recovering release left pending", "release", m.Name, "revision", last.Version, "status", pending)
-	if err := r.Releases.MarkFailed(last, fmt.Sprintf("%s was interrupted; recovered by the minimart operator", pending)); err != nil {
-		return nil, false, fmt.Errorf("recovering release %s from %s: %w", m.Name, pending, err)
+// recover marks rel, a revision left pending by an operation that was cut off (see plan),
+// failed: Helm refuses to upgrade a pending release ("another operation is in progress").
+func (r *Reconciler) recover(ctx context.Context, m *v1alpha1.Minimart, rel *release.Release) error {
+	pending := rel.Info.Status
+	ctrl.LoggerFrom(ctx).Info("Recovering release left pending", "release", m.Name, "revision", rel.Version, "status", pending)
+	if err := r.Releases.MarkFailed(rel, fmt.Sprintf("%s was interrupted; recovered by the minimart operator", pending)); err != nil {
+		return fmt.Errorf("recovering release %s from %s: %w", m.Name, pending, err)
 	}
 	r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, v1alpha1.ReasonReleaseRecovered, "Recover",
-		"Release %s revision %d was left %s by an interrupted operation; marked failed to proceed", m.Name, last.Version, pending)
-	return history, true, nil
+		"Release %s revision %d was left %s by an interrupted operation; marked failed to proceed", m.Name, rel.Version, pending)
+	return nil
 }
 
 // restoreDrift puts back the objects of rel that were deleted or edited.
@@ -258,6 +260,7 @@ func (r *Reconciler) postRenderer(m *v1alpha1.Minimart) helmrelease.OwnedBy {
 // SetupWithManager watches Minimarts (their spec: status writes wake nobody) and the objects
 // of their releases, so that a deleted or edited one is restored.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.started = time.Now()
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Minimart{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.Deployment{}).

@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	"helm.sh/helm/v3/pkg/release"
+	helmtime "helm.sh/helm/v3/pkg/time"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -261,34 +262,92 @@ func TestAFailedReleaseSaysWhyBacksOffAndRecoversWhenTheSpecIsFixed(t *testing.T
 	g.Expect(history(g, ns, "first")).To(HaveLen(1), "no rollback or retry touched the healthy release")
 }
 
+// addPending stores what an upgrade leaves while under way: a newest revision
+// pending-upgrade, made at, from the deployed revision's values with storeName.
+func addPending(g Gomega, ns, name, storeName string, at time.Time) {
+	revisions := history(g, ns, name)
+	pending := *revisions[len(revisions)-1]
+	pending.Version++
+	pending.Config = map[string]any{"storeName": storeName}
+	pending.Info = &release.Info{Status: release.StatusPendingUpgrade, Description: "Preparing upgrade",
+		FirstDeployed: pending.Info.FirstDeployed, LastDeployed: helmtime.Time{Time: at}}
+	cfg, err := reconciler.Releases.ActionConfig(ns)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Releases.Create(&pending)).To(Succeed())
+}
+
 func TestAReleaseLeftPendingByAnInterruptedUpgradeIsRecovered(t *testing.T) {
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	create(t, ns, "cut", nil)
 	waitReady(t, ns, "cut")
 
-	// What a manager killed mid-upgrade leaves: a newest revision pending-upgrade. Helm
-	// would refuse every upgrade ("another operation (install/upgrade/rollback) is in
-	// progress").
-	revisions := history(g, ns, "cut")
-	pending := *revisions[0]
-	pending.Version = 2
-	pending.Info = &release.Info{Status: release.StatusPendingUpgrade, Description: "Preparing upgrade",
-		FirstDeployed: revisions[0].Info.FirstDeployed, LastDeployed: revisions[0].Info.LastDeployed}
-	cfg, err := reconciler.Releases.ActionConfig(ns)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(cfg.Releases.Create(&pending)).To(Succeed())
+	// What a manager killed mid-upgrade leaves: a newest revision pending-upgrade, from
+	// before this manager started. Helm would refuse every upgrade ("another operation
+	// (install/upgrade/rollback) is in progress").
+	addPending(g, ns, "cut", "Before the cut", reconciler.started.Add(-time.Second))
 
 	update(t, ns, "cut", func(m *v1alpha1.Minimart) { m.Spec.StoreName = "After the cut" })
 	g.Eventually(func(g Gomega) {
 		m := waitReady(t, ns, "cut")
 		g.Expect(m.Status.DeployedRelease.Revision).To(Equal(3))
 	}, timeout, tick).Should(Succeed())
-	revisions = history(g, ns, "cut")
+	revisions := history(g, ns, "cut")
 	g.Expect(revisions[1].Info.Status).To(Equal(release.StatusFailed))
 	g.Expect(revisions[1].Info.Description).To(ContainSubstring("interrupted"))
 	g.Expect(revisions[2].Config).To(HaveKeyWithValue("storeName", "After the cut"))
 	g.Expect(events.Emitted(get(g, ns, "cut"), v1alpha1.ReasonReleaseRecovered)).To(Equal(1))
+}
+
+func TestAnotherClientsOperationIsWaitedFor(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	create(t, ns, "shared", nil)
+	waitReady(t, ns, "shared")
+
+	// helm upgrade by hand, under way: a pending revision made while this manager runs.
+	addPending(g, ns, "shared", "By hand", time.Now())
+	update(t, ns, "shared", func(m *v1alpha1.Minimart) { m.Spec.StoreName = "By the operator" })
+	g.Eventually(func(g Gomega) {
+		ready := conditions.Get(get(g, ns, "shared"), v1alpha1.ReadyCondition)
+		g.Expect(ready.Reason).To(Equal(v1alpha1.ReasonOtherOperation))
+		g.Expect(ready.Message).To(ContainSubstring("revision 2 is pending-upgrade by another client"))
+	}, timeout, tick).Should(Succeed())
+	g.Consistently(func(g Gomega) {
+		revisions := history(g, ns, "shared")
+		g.Expect(revisions).To(HaveLen(2))
+		g.Expect(revisions[1].Info.Status).To(Equal(release.StatusPendingUpgrade), "the other client's operation was left alone")
+	}, 2*otherRecheck, 250*time.Millisecond).Should(Succeed())
+
+	// The other client's upgrade ends: the operator brings the release back to the spec.
+	revisions := history(g, ns, "shared")
+	revisions[1].SetStatus(release.StatusDeployed, "Upgrade complete")
+	cfg, err := reconciler.Releases.ActionConfig(ns)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(cfg.Releases.Update(revisions[1])).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		m := waitReady(t, ns, "shared")
+		g.Expect(m.Status.DeployedRelease.Revision).To(Equal(3))
+	}, timeout, tick).Should(Succeed())
+	g.Expect(history(g, ns, "shared")[2].Config).To(HaveKeyWithValue("storeName", "By the operator"))
+}
+
+func TestAReleaseUninstalledByHandIsInstalledAgain(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	create(t, ns, "again", nil)
+	waitReady(t, ns, "again")
+
+	// What helm uninstall does, with Helm's own action.
+	g.Expect(reconciler.Releases.Uninstall(ns, "again")).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		revisions := history(g, ns, "again")
+		g.Expect(revisions).To(HaveLen(1))
+		g.Expect(revisions[0].Info.Status).To(Equal(release.StatusDeployed))
+		g.Expect(revisions[0].Info.Description).To(Equal("Install complete"))
+	}, timeout, tick).Should(Succeed())
+	waitReady(t, ns, "again")
+	g.Expect(events.Emitted(get(g, ns, "again"), v1alpha1.EventInstalled)).To(Equal(2))
 }
 
 func TestDeletingAMinimartUninstallsItsRelease(t *testing.T) {

@@ -23,6 +23,8 @@ type observation struct {
 	deployment *appsv1.Deployment
 	// releaseErr is Helm's error installing or upgrading, or the failure that is backed off.
 	releaseErr error
+	// otherOperation: someone else (the helm CLI) is operating on the release.
+	otherOperation bool
 	// err is any other error of the pass.
 	err error
 }
@@ -55,6 +57,11 @@ func setStatus(m *v1alpha1.Minimart, o observation) {
 		set(m, v1alpha1.DegradedCondition, false, v1alpha1.ReasonAsExpected, "The release is deployed as the spec asks.")
 	}
 	switch {
+	case o.otherOperation:
+		msg := fmt.Sprintf("Release %s revision %d is %s by another client (helm); the operator waits for it to end.",
+			o.last.Name, o.last.Version, o.last.Info.Status)
+		set(m, v1alpha1.ReadyCondition, false, v1alpha1.ReasonOtherOperation, msg)
+		set(m, v1alpha1.ProgressingCondition, true, v1alpha1.ReasonOtherOperation, msg)
 	case o.releaseErr != nil:
 		set(m, v1alpha1.ProgressingCondition, false, v1alpha1.ReasonReleaseFailed, "No release is deployed for this generation.")
 	case !deployedAsAsked:

@@ -18,12 +18,24 @@ const (
 	stepNone step = iota
 	// stepInstall: there is no release yet.
 	stepInstall
-	// stepUpgrade: the spec or the chart changed, or the last operation failed or was
-	// interrupted.
+	// stepUpgrade: the spec or the chart changed, or the last operation failed.
 	stepUpgrade
+	// stepRecover: the newest revision is pending, left by an operation that was cut off; it
+	// is marked failed, then the release upgraded.
+	stepRecover
 	// stepWait: the last operation failed for this very spec; it is retried after a backoff.
 	stepWait
+	// stepWaitOther: someone else (the helm CLI) is operating on the release: uninstalling,
+	// rolling back, upgrading. The operator looks again shortly.
+	stepWaitOther
 )
+
+// otherRecheck is how often a pass looks again at a release someone else operates on.
+const otherRecheck = 2 * time.Second
+
+// StalePending is how long a pending revision that someone else started while this manager
+// runs may stay pending before it counts as cut off: Helm's default operation timeout.
+const StalePending = 5 * time.Minute
 
 // Backoff after failed operations on the same spec: 10 s, doubling, at most 5 minutes.
 const (
@@ -32,20 +44,33 @@ const (
 )
 
 // plan decides the step for a release whose revisions are history (oldest first) when the
-// spec's values are values and the chart's version chartVersion, at now; with stepWait it
-// also says how long to wait.
-func plan(history []*release.Release, values map[string]any, chartVersion string, now time.Time) (step, time.Duration) {
+// spec's values are values and the chart's version chartVersion, at now, for a manager
+// that started at started; with stepWait and stepWaitOther it also says how long to wait.
+//
+// A pending revision is this operator's own only when it started before this manager did:
+// its operations run to their end within a pass, one pass per Minimart at a time, on one
+// leader. Such a revision was cut off (a manager killed mid-upgrade) and is recovered at
+// once. One started since is someone else's (helm rollback by hand) and is waited for,
+// unless it has been pending for StalePending.
+func plan(history []*release.Release, values map[string]any, chartVersion string, now, started time.Time) (step, time.Duration) {
 	if len(history) == 0 {
 		return stepInstall, 0
 	}
 	last := history[len(history)-1]
-	if !sameRelease(last, values, chartVersion) {
+	switch since := last.Info.LastDeployed.Time; {
+	case last.Info.Status == release.StatusUninstalling:
+		return stepWaitOther, otherRecheck
+	case last.Info.Status == release.StatusUninstalled: // helm uninstall --keep-history
+		return stepInstall, 0
+	case last.Info.Status.IsPending() && since.After(started) && now.Sub(since) < StalePending:
+		return stepWaitOther, otherRecheck
+	case last.Info.Status.IsPending():
+		return stepRecover, 0
+	case !sameRelease(last, values, chartVersion):
 		return stepUpgrade, 0
-	}
-	switch last.Info.Status {
-	case release.StatusDeployed:
+	case last.Info.Status == release.StatusDeployed:
 		return stepNone, 0
-	case release.StatusFailed:
+	case last.Info.Status == release.StatusFailed:
 		if wait := retryAt(history).Sub(now); wait > 0 {
 			return stepWait, wait
 		}

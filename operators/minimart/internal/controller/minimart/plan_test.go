@@ -18,9 +18,14 @@ func revision(version int, status release.Status, storeName string, at time.Time
 	}
 }
 
+// now is the tests' fixed clock.
+func now() time.Time { return time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC) }
+
 func TestPlan(t *testing.T) {
-	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	now := now()
+	started := now.Add(-time.Hour)                                          // when the manager started
 	values := map[string]any{"storeName": "Shop", "replicaCount": int64(1)} // another number type, the same value
+	deployed := func(at time.Time) *release.Release { return revision(1, release.StatusDeployed, "Shop", at) }
 	cases := []struct {
 		name     string
 		history  []*release.Release
@@ -29,7 +34,7 @@ func TestPlan(t *testing.T) {
 		wantWait time.Duration
 	}{
 		{"no release", nil, "0.1.0", stepInstall, 0},
-		{"deployed as asked", []*release.Release{revision(1, release.StatusDeployed, "Shop", now.Add(-time.Hour))}, "0.1.0", stepNone, 0},
+		{"deployed as asked", []*release.Release{deployed(now.Add(-time.Hour))}, "0.1.0", stepNone, 0},
 		{"values changed", []*release.Release{revision(1, release.StatusDeployed, "Old", now)}, "0.1.0", stepUpgrade, 0},
 		{"chart changed", []*release.Release{revision(1, release.StatusDeployed, "Shop", now)}, "0.2.0", stepUpgrade, 0},
 		{"failed 4 s ago: wait", []*release.Release{revision(1, release.StatusFailed, "Shop", now.Add(-4*time.Second))}, "0.1.0", stepWait, 6 * time.Second},
@@ -47,11 +52,17 @@ func TestPlan(t *testing.T) {
 			revision(7, release.StatusFailed, "Shop", now), revision(8, release.StatusFailed, "Shop", now),
 		}, "0.1.0", stepWait, lastRetry},
 		{"failed, then the spec changed: at once", []*release.Release{revision(1, release.StatusFailed, "Old", now)}, "0.1.0", stepUpgrade, 0},
-		{"superseded on top (a rollback by hand)", []*release.Release{revision(1, release.StatusSuperseded, "Shop", now)}, "0.1.0", stepUpgrade, 0},
+		{"rolled back by hand: back to the spec", []*release.Release{revision(1, release.StatusSuperseded, "Shop", now), revision(2, release.StatusDeployed, "Old", now)}, "0.1.0", stepUpgrade, 0},
+		{"pending since before the manager started: cut off", []*release.Release{deployed(started.Add(-time.Hour)), revision(2, release.StatusPendingUpgrade, "Shop", started.Add(-time.Second))}, "0.1.0", stepRecover, 0},
+		{"pending-install since before the manager started", []*release.Release{revision(1, release.StatusPendingInstall, "Shop", started.Add(-time.Second))}, "0.1.0", stepRecover, 0},
+		{"pending since the manager started: someone else's", []*release.Release{deployed(started), revision(2, release.StatusPendingRollback, "Old", now.Add(-time.Second))}, "0.1.0", stepWaitOther, otherRecheck},
+		{"someone else's pending for too long: cut off", []*release.Release{deployed(started), revision(2, release.StatusPendingUpgrade, "Old", now.Add(-StalePending))}, "0.1.0", stepRecover, 0},
+		{"being uninstalled by someone else", []*release.Release{revision(1, release.StatusUninstalling, "Shop", now)}, "0.1.0", stepWaitOther, otherRecheck},
+		{"uninstalled, history kept", []*release.Release{revision(1, release.StatusUninstalled, "Shop", now)}, "0.1.0", stepInstall, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, wait := plan(c.history, values, c.chart, now)
+			got, wait := plan(c.history, values, c.chart, now, started)
 			if got != c.want || wait != c.wantWait {
 				t.Errorf("plan = %v, %v; want %v, %v", got, wait, c.want, c.wantWait)
 			}

@@ -1,0 +1,77 @@
+package minimart
+
+import (
+	"errors"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/release"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/quintet-operators/quintet/operators/minimart/api/v1alpha1"
+	"github.com/quintet-operators/quintet/shared/conditions"
+)
+
+// deploymentWith is the release's Deployment of 2 replicas, available of them as given.
+func deploymentWith(available int32) *appsv1.Deployment {
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Generation: 2},
+		Spec:       appsv1.DeploymentSpec{Replicas: ptr.To[int32](2)},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2,
+			ReadyReplicas: available, AvailableReplicas: available},
+	}
+}
+
+func TestSetStatus(t *testing.T) {
+	deployed := revision(3, release.StatusDeployed, "Shop", now())
+	failed := revision(4, release.StatusFailed, "Shop", now())
+	previous := &v1alpha1.DeployedRelease{Name: "shop", Revision: 3, ChartVersion: "0.1.0"}
+	type want struct {
+		ready, progressing, degraded string // condition reasons; Ready True only with ReasonReady
+		release                      *v1alpha1.DeployedRelease
+		readyReplicas                int32
+	}
+	cases := []struct {
+		name string
+		o    observation
+		want want
+	}{
+		{"just upgraded, rolling out", observation{last: deployed, upToDate: true, deployed: true, deployment: deploymentWith(1)},
+			want{v1alpha1.ReasonReleaseDeployed, v1alpha1.ReasonReleaseDeployed, v1alpha1.ReasonAsExpected, previous, 1}},
+		{"deployed and available", observation{last: deployed, upToDate: true, deployment: deploymentWith(2)},
+			want{v1alpha1.ReasonReady, v1alpha1.ReasonStable, v1alpha1.ReasonAsExpected, previous, 2}},
+		{"a replica lost later", observation{last: deployed, upToDate: true, deployment: deploymentWith(1)},
+			want{v1alpha1.ReasonDeploymentNotAvailable, v1alpha1.ReasonDeploymentNotAvailable, v1alpha1.ReasonAsExpected, previous, 1}},
+		{"no Deployment yet", observation{last: deployed, upToDate: true},
+			want{v1alpha1.ReasonDeploymentNotAvailable, v1alpha1.ReasonDeploymentNotAvailable, v1alpha1.ReasonAsExpected, previous, 0}},
+		{"the upgrade failed: the deployed release stays in status", observation{last: failed, upToDate: true, releaseErr: errors.New("port taken"), deployment: deploymentWith(2)},
+			want{v1alpha1.ReasonReleaseFailed, v1alpha1.ReasonReleaseFailed, v1alpha1.ReasonReleaseFailed, previous, 2}},
+		{"someone runs helm uninstall", observation{last: revision(3, release.StatusUninstalling, "Shop", now()), otherOperation: true, deployment: deploymentWith(2)},
+			want{v1alpha1.ReasonOtherOperation, v1alpha1.ReasonOtherOperation, v1alpha1.ReasonAsExpected, previous, 2}},
+		{"the history could not be read", observation{err: errors.New("connection refused")},
+			want{v1alpha1.ReasonReconcileFailed, v1alpha1.ReasonReconcileFailed, v1alpha1.ReasonReconcileFailed, previous, 0}},
+		{"drift could not be restored, the page still served", observation{last: deployed, upToDate: true, err: errors.New("conflict"), deployment: deploymentWith(2)},
+			want{v1alpha1.ReasonReady, v1alpha1.ReasonStable, v1alpha1.ReasonReconcileFailed, previous, 2}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := &v1alpha1.Minimart{ObjectMeta: metav1.ObjectMeta{Generation: 5}}
+			m.Status.DeployedRelease = previous
+			setStatus(m, c.o)
+			for condType, reason := range map[string]string{v1alpha1.ReadyCondition: c.want.ready,
+				v1alpha1.ProgressingCondition: c.want.progressing, v1alpha1.DegradedCondition: c.want.degraded} {
+				got := conditions.Get(m, condType)
+				if got == nil || got.Reason != reason || got.ObservedGeneration != 5 {
+					t.Errorf("%s = %+v, want reason %s at generation 5", condType, got, reason)
+				}
+			}
+			if ready := conditions.IsTrue(m, v1alpha1.ReadyCondition); ready != (c.want.ready == v1alpha1.ReasonReady) {
+				t.Errorf("Ready is %v", ready)
+			}
+			if *m.Status.DeployedRelease != *c.want.release || m.Status.ReadyReplicas != c.want.readyReplicas || m.Status.ObservedGeneration != 5 {
+				t.Errorf("status %+v, want release %+v, %d ready replicas", m.Status, c.want.release, c.want.readyReplicas)
+			}
+		})
+	}
+}
