@@ -24,14 +24,20 @@ import (
 )
 
 // requireChromium returns the headless Chromium the browser specs drive (Debian's chromium,
-// which `make node-packages` installs with the real node's packages), or skips saying why.
+// which `make node-packages` installs with the real node's packages). Without it the specs
+// skip, saying why, unless REAL_NODE=required (CI), where the packages must be there: a
+// failure, as requireRealNode makes it.
 func requireChromium() string {
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if path, err := exec.LookPath(name); err == nil {
 			return path
 		}
 	}
-	Skip("no chromium here: Debian's chromium package, which make node-packages installs as root, drives the browser specs")
+	const why = "no chromium here: Debian's chromium package, which make node-packages installs as root, drives the browser specs"
+	if os.Getenv("REAL_NODE") == "required" {
+		Fail("REAL_NODE=required, but " + why)
+	}
+	Skip(why)
 	return ""
 }
 
