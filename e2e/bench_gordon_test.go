@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/quintet-operators/quintet/shared/localcluster"
+	"github.com/quintet-operators/quintet/e2e/clusterconfig"
 )
 
 // The benchmark's shape: the 100 owners × 10 replicas, 10% of pods deleted.
@@ -41,7 +41,7 @@ const (
 // times, their ratio, the operator's API requests and its peak memory.
 func TestBenchGordon(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := localcluster.Config()
+	cfg, err := clusterconfig.Config()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/quintet-operators/quintet/shared/localcluster"
+	"github.com/quintet-operators/quintet/e2e/clusterconfig"
 )
 
 // The minimart benchmark's shape: the 100 Minimarts, then 3 minutes of steady state.
@@ -53,7 +53,7 @@ func TestBenchMinimart(t *testing.T) {
 	if helmOperator == "" {
 		t.Fatal("BENCH_HELM_OPERATOR is unset: run make bench-minimart")
 	}
-	cfg, err := localcluster.Config()
+	cfg, err := clusterconfig.Config()
 	must(t, err)
 	c, err := client.New(cfg, client.Options{})
 	must(t, err)

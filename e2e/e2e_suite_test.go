@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/quintet-operators/quintet/shared/localcluster"
+	"github.com/quintet-operators/quintet/e2e/clusterconfig"
 )
 
 var (
@@ -33,7 +33,7 @@ func TestE2E(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	var err error
-	cfg, err = localcluster.Config()
+	cfg, err = clusterconfig.Config()
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient, err = client.New(cfg, client.Options{})
 	Expect(err).NotTo(HaveOccurred())

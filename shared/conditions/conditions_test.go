@@ -49,7 +49,7 @@ func TestTransitionsReportEachTransitionOnce(t *testing.T) {
 	events := clientevents.NewFakeRecorder(10)
 	o := &object{ObjectMeta: metav1.ObjectMeta{Generation: 1}}
 	var tr Transitions
-	report := func(before []metav1.Condition) { tr.RecordDegraded(events, o, before, "Degraded") }
+	report := func(before []metav1.Condition) { tr.Record(events, o, before, "Degraded") }
 
 	before := Snapshot(o)
 	Set(o, "Degraded", metav1.ConditionFalse, "AsExpected", "fine")
@@ -71,9 +71,9 @@ func TestTransitionsReportEachTransitionOnce(t *testing.T) {
 
 	// Seen for the first time (a restarted manager): what the object said before counts.
 	var restarted Transitions
-	restarted.RecordDegraded(events, o, Snapshot(o), "Degraded")
+	restarted.Record(events, o, Snapshot(o), "Degraded")
 	tr.Forget("", "")
-	tr.RecordDegraded(events, o, Snapshot(o), "Degraded")
+	tr.Record(events, o, Snapshot(o), "Degraded")
 	if got := drain(events); len(got) != 0 {
 		t.Fatalf("no transition since the object was read, yet events %q", got)
 	}

@@ -1,5 +1,6 @@
 // Package ensure creates the objects an operator owns, or brings the fields it manages up to
-// date, without adopting or overwriting what belongs to someone else.
+// date, without adopting or overwriting what belongs to someone else, and records a Normal
+// Event on the owner for each write.
 package ensure
 
 import (
@@ -8,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -15,6 +17,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+)
+
+// Reasons of the Events a Writer records on the owner.
+const (
+	// EventCreated: the operator created an object the owner needs.
+	EventCreated = "Created"
+	// EventUpdated: the operator brought the fields it manages of an object up to date.
+	EventUpdated = "Updated"
 )
 
 // NotOwnedError: an object the owner needs exists, but the owner does not control it. The
@@ -39,16 +50,18 @@ func IsNotOwned(err error) (*NotOwnedError, bool) {
 
 // Writer writes an operator's objects. Client is the manager's (cached) client; APIReader
 // reads past the cache, which holds only the operator's labelled objects (the manager's
-// APIReader; Client when nil).
+// APIReader; Client when nil); Recorder, when set, records an Event on the owner for each
+// create and update.
 type Writer struct {
 	Client    client.Client
 	APIReader client.Reader
+	Recorder  recorder.EventRecorder
 }
 
 // Ensure creates desired, controller-owned by owner, or brings the fields the operator
 // manages (see CopyManagedFields) up to date. It writes nothing when they already match
-// (server defaults are not a change), logs one line per write, and refuses (NotOwnedError)
-// an object of that name owner does not control. The API server's Invalid is terminal
+// (server defaults are not a change), logs one line and records one Event per write, and
+// refuses (NotOwnedError) an object of that name owner does not control. The API server's Invalid is terminal
 // (reconcile.TerminalError): the object is built from the spec, so the same spec fails again.
 func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error {
 	gvk, err := w.Client.GroupVersionKindFor(desired)
@@ -65,7 +78,7 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 	if apierrors.IsNotFound(err) {
 		log.Info("Creating " + kind)
 		if err = w.Client.Create(ctx, desired); !apierrors.IsAlreadyExists(err) {
-			return WriteError("creating", kind, desired, err)
+			return w.recorded(owner, desired, EventCreated, kind, WriteError("creating", kind, desired, err))
 		}
 		// The cache holds only labelled objects: either it has not yet seen what an earlier
 		// pass created, or the object is someone else's. The API server says.
@@ -86,7 +99,16 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 		return err
 	}
 	log.Info("Updating " + kind)
-	return WriteError("updating", kind, existing, w.Client.Update(ctx, existing))
+	return w.recorded(owner, existing, EventUpdated, kind, WriteError("updating", kind, existing, w.Client.Update(ctx, existing)))
+}
+
+// recorded records the Event of a write of obj, a kind, that succeeded (err is nil), and
+// returns err.
+func (w Writer) recorded(owner, obj client.Object, reason, kind string, err error) error {
+	if err == nil && w.Recorder != nil {
+		w.Recorder.Eventf(owner, obj, corev1.EventTypeNormal, reason, reason, "%s %s %s", reason, kind, obj.GetName())
+	}
+	return err
 }
 
 func (w Writer) apiReader() client.Reader {

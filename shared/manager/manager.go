@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -81,8 +82,8 @@ func WatchNamespaces(value string) []string {
 	return namespaces
 }
 
-// New builds a manager for the operator named name (also its leader-election ID prefix).
-// Each customize function may adjust the options last, e.g. to narrow what the cache holds.
+// New builds a manager for the operator named name (also its leader-election ID prefix),
+// with Options, against the cluster of the kubeconfig or the pod's service account.
 func New(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ctrl.Options)) (ctrl.Manager, error) {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.Zap)))
 	cfg, err := ctrl.GetConfig()
@@ -92,6 +93,24 @@ func New(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ctrl.O
 	if f.KubeAPIQPS > 0 {
 		cfg.QPS, cfg.Burst = float32(f.KubeAPIQPS), max(f.KubeAPIBurst, int(f.KubeAPIQPS))
 	}
+	mgr, err := ctrl.NewManager(cfg, Options(name, f, scheme, customize...))
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// Options are the manager options the flags give: metrics, probes, leader election, the
+// workers of every controller (--max-concurrent-reconciles, controller-runtime's default for
+// each controller the manager builds) and the cache's namespaces. Each customize function
+// may adjust them last, e.g. to narrow what the cache holds.
+func Options(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ctrl.Options)) ctrl.Options {
 	var tlsOpts []func(*tls.Config)
 	if !f.EnableHTTP2 {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
@@ -109,6 +128,7 @@ func New(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ctrl.O
 		LeaderElectionID:       name + ".quintet.dev",
 		// The manager exits right after losing the lease, so stepping down early is safe.
 		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{MaxConcurrentReconciles: max(1, f.MaxConcurrentReconciles)},
 	}
 	if namespaces := WatchNamespaces(os.Getenv(WatchNamespaceEnv)); len(namespaces) > 0 {
 		opts.Cache.DefaultNamespaces = map[string]cache.Config{}
@@ -122,17 +142,7 @@ func New(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ctrl.O
 	for _, c := range customize {
 		c(&opts)
 	}
-	mgr, err := ctrl.NewManager(cfg, opts)
-	if err != nil {
-		return nil, fmt.Errorf("creating the manager: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return nil, err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return nil, err
-	}
-	return mgr, nil
+	return opts
 }
 
 // Run builds the manager, lets setup add the controllers, adds the REST API over the CRDs in

@@ -16,16 +16,16 @@ import (
 )
 
 // TestBenchRESTAPILatency measures what the REST API adds to a request: 1000 GETs of one
-// Gordon through the API (over HTTPS, as served) and 1000 straight to the API server, with the
+// Widget through the API (over HTTPS, as served) and 1000 straight to the API server, with the
 // same ServiceAccount token, alternating; it prints p50 and p99 of each and the
 // overhead. Run by `make bench-restapi`.
 func TestBenchRESTAPILatency(t *testing.T) {
 	const n = 1000
 	ns := env.NewNamespace(t, "bench")
-	token := tokenFor(t, ns, "reader", gordonRules("get", "create"))
-	do(t, "POST", gordonsPath(ns), token, jsonType, `{"metadata":{"name":"web"},"spec":{"gordon":{"replicas":1}}}`).expect(t, http.StatusCreated)
+	token := tokenFor(t, ns, "reader", widgetRules("get", "create"))
+	do(t, "POST", widgetsPath(ns), token, jsonType, `{"metadata":{"name":"web"},"spec":{"widget":{"replicas":1}}}`).expect(t, http.StatusCreated)
 
-	kinds, err := KindsFromCRDs(gordonCRDs)
+	kinds, err := KindsFromCRDs(widgetCRDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,18 +39,18 @@ func TestBenchRESTAPILatency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := "/namespaces/" + ns + "/gordons/web"
+	path := "/namespaces/" + ns + "/widgets/web"
 	through, straight := make([]time.Duration, 0, n), make([]time.Duration, 0, n)
 	for range n { // alternating, so that both see the same machine
 		through = append(through, timeGET(t, viaAPI.Client(), viaAPI.URL+"/api/v1"+path, token))
-		straight = append(straight, timeGET(t, direct, strings.TrimSuffix(env.Config.Host, "/")+"/apis/operator.prgcont.cz/v1"+path, token))
+		straight = append(straight, timeGET(t, direct, strings.TrimSuffix(env.Config.Host, "/")+"/apis/test.quintet.dev/v1"+path, token))
 	}
 	slices.Sort(through)
 	slices.Sort(straight)
 	p := func(d []time.Duration, q float64) time.Duration {
 		return d[int(q*float64(len(d)-1))].Round(time.Microsecond)
 	}
-	fmt.Printf("REST API latency, %d GETs of one Gordon each way, same token\n", n)
+	fmt.Printf("REST API latency, %d GETs of one Widget each way, same token\n", n)
 	fmt.Printf("%-28s %10s %10s\n", "", "p50", "p99")
 	fmt.Printf("%-28s %10v %10v\n", "API server directly", p(straight, 0.5), p(straight, 0.99))
 	fmt.Printf("%-28s %10v %10v\n", "through the REST API", p(through, 0.5), p(through, 0.99))

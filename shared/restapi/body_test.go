@@ -2,13 +2,13 @@ package restapi
 
 import "testing"
 
-var testKind = Kind{Group: "operator.prgcont.cz", Version: "v1", Kind: "Gordon", ListKind: "GordonList", Plural: "gordons"}
+var testKind = Kind{Group: "test.quintet.dev", Version: "v1", Kind: "Widget", ListKind: "WidgetList", Plural: "widgets"}
 
 // FuzzDecodeBody: no input makes decoding panic, and what it accepts is one JSON object of
 // the kind, in the path's namespace.
 func FuzzDecodeBody(f *testing.F) {
 	for _, seed := range []string{
-		`{"metadata":{"name":"a"},"spec":{"gordon":{"replicas":1}}}`, `{"apiVersion":1}`, `{"metadata":null}`,
+		`{"metadata":{"name":"a"},"spec":{"widget":{"replicas":1}}}`, `{"apiVersion":1}`, `{"metadata":null}`,
 		`{"metadata":{"namespace":5}}`, `null`, `[]`, `{}{}`, "apiVersion: x\nkind: y", `{"a":1e400}`, "\xff",
 	} {
 		f.Add([]byte(seed), "application/json")
@@ -28,7 +28,7 @@ func FuzzDecodeBody(f *testing.F) {
 			return
 		}
 		meta, _ := object["metadata"].(map[string]any)
-		if object["kind"] != "Gordon" || object["apiVersion"] != "operator.prgcont.cz/v1" || meta["namespace"] != "ns" || meta["name"] != "a" {
+		if object["kind"] != "Widget" || object["apiVersion"] != "test.quintet.dev/v1" || meta["namespace"] != "ns" || meta["name"] != "a" {
 			t.Fatalf("accepted %q as %s", raw, out)
 		}
 	})

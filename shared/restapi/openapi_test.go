@@ -1,34 +1,34 @@
 package restapi_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/quintet-operators/quintet/shared/internal/testkind"
 	"github.com/quintet-operators/quintet/shared/restapi"
 	"github.com/quintet-operators/quintet/shared/restapi/restapitest"
 )
 
-var gordonCRDs = os.DirFS("../../operators/gordon/config/crd/bases")
+var widgetCRDs = testkind.CRDs
 
 func TestDocumentIsValidOpenAPIWithTheCRDSchema(t *testing.T) {
-	restapitest.ExpectKinds(t, gordonCRDs, "gordons")
-	doc := restapitest.Document(t, gordonCRDs)
-	item := doc.Paths.Find("/api/v1/namespaces/{namespace}/gordons/{name}")
+	restapitest.ExpectKinds(t, widgetCRDs, "widgets")
+	doc := restapitest.Document(t, widgetCRDs)
+	item := doc.Paths.Find("/api/v1/namespaces/{namespace}/widgets/{name}")
 	if item.Patch.RequestBody.Value.Content.Get("application/merge-patch+json") == nil ||
 		item.Patch.RequestBody.Value.Content.Get("application/apply-patch+yaml") == nil {
 		t.Fatal("PATCH documents merge patch and server-side apply")
 	}
-	gordon := doc.Components.Schemas["Gordon"].Value.Properties["spec"].Value.Properties["gordon"].Value
-	replicas := gordon.Properties["replicas"].Value
+	widget := doc.Components.Schemas["Widget"].Value.Properties["spec"].Value.Properties["widget"].Value
+	replicas := widget.Properties["replicas"].Value
 	if replicas.Min == nil || *replicas.Min != 0 || replicas.Max == nil || *replicas.Max != 1000 {
 		t.Errorf("the CRD's bounds are documented: min %v max %v", replicas.Min, replicas.Max)
 	}
-	if len(gordon.Properties["imagePullPolicy"].Value.Enum) != 3 {
-		t.Errorf("the CRD's enums are documented: %v", gordon.Properties["imagePullPolicy"].Value.Enum)
+	if len(widget.Properties["imagePullPolicy"].Value.Enum) != 3 {
+		t.Errorf("the CRD's enums are documented: %v", widget.Properties["imagePullPolicy"].Value.Enum)
 	}
-	image := gordon.Properties["image"].Value
+	image := widget.Properties["image"].Value
 	if image.Extensions["x-kubernetes-validations"] == nil || !strings.Contains(image.Description, "image must not contain spaces") {
 		t.Errorf("CEL rules are kept and described: %q", image.Description)
 	}

@@ -19,15 +19,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/quintet-operators/quintet/shared/internal/testkind"
 	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
-// gordonCRDs are the CRDs of one real operator: the API is tested on gordon's Gordon.
-var gordonCRDs = os.DirFS("../../operators/gordon/config/crd/bases")
+// widgetCRDs are the CRDs of shared/'s own test kind, Widget.
+var widgetCRDs = testkind.CRDs
 
 var (
 	env *testenv.Env
-	// api serves gordon's kinds against env's API server, over plain HTTP (TLS: server_test.go).
+	// api serves the Widget kind against env's API server, over plain HTTP (TLS: server_test.go).
 	api *httptest.Server
 )
 
@@ -37,14 +38,14 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run()) // a fuzzing worker runs FuzzDecodeBody only: no API server
 	}
 	var err error
-	if env, err = testenv.Start(testenv.Options{CRDDirectoryPaths: []string{"../../operators/gordon/config/crd/bases"}}); err != nil {
+	if env, err = testenv.Start(testenv.Options{CRDDirectoryPaths: []string{testkind.CRDDir}}); err != nil {
 		panic(err)
 	}
-	kinds, err := KindsFromCRDs(gordonCRDs)
+	kinds, err := KindsFromCRDs(widgetCRDs)
 	if err != nil {
 		panic(err)
 	}
-	h, err := NewHandler(env.Config, kinds, HandlerOptions{Title: "gordon", MaxBodyBytes: 64 << 10})
+	h, err := NewHandler(env.Config, kinds, HandlerOptions{Title: "widget", MaxBodyBytes: 64 << 10})
 	if err != nil {
 		panic(err)
 	}
@@ -85,8 +86,8 @@ func tokenFor(t *testing.T, namespace, name string, rules ...rbacv1.PolicyRule) 
 	return tr.Status.Token
 }
 
-func gordonRules(verbs ...string) rbacv1.PolicyRule {
-	return rbacv1.PolicyRule{APIGroups: []string{"operator.prgcont.cz"}, Resources: []string{"gordons"}, Verbs: verbs}
+func widgetRules(verbs ...string) rbacv1.PolicyRule {
+	return rbacv1.PolicyRule{APIGroups: []string{"test.quintet.dev"}, Resources: []string{"widgets"}, Verbs: verbs}
 }
 
 // answer is one response of the API, its body decoded.
@@ -134,7 +135,7 @@ func (a answer) expect(t *testing.T, code int) answer {
 	return a
 }
 
-// field reads a nested field of the body, e.g. field("spec", "gordon", "replicas").
+// field reads a nested field of the body, e.g. field("spec", "widget", "replicas").
 func (a answer) field(path ...string) any {
 	var v any = a.body
 	for _, p := range path {
@@ -147,41 +148,41 @@ func (a answer) field(path ...string) any {
 	return v
 }
 
-func gordonsPath(namespace string) string { return "/api/v1/namespaces/" + namespace + "/gordons" }
+func widgetsPath(namespace string) string { return "/api/v1/namespaces/" + namespace + "/widgets" }
 
-func TestEveryVerbOnGordons(t *testing.T) {
+func TestEveryVerbOnWidgets(t *testing.T) {
 	ns := env.NewNamespace(t, "verbs")
-	token := tokenFor(t, ns, "editor", gordonRules("get", "list", "watch", "create", "update", "patch", "delete"))
-	collection, item := gordonsPath(ns), gordonsPath(ns)+"/web"
+	token := tokenFor(t, ns, "editor", widgetRules("get", "list", "watch", "create", "update", "patch", "delete"))
+	collection, item := widgetsPath(ns), widgetsPath(ns)+"/web"
 
 	created := do(t, "POST", collection, token, "application/json",
-		`{"metadata":{"name":"web","labels":{"tier":"front"}},"spec":{"gordon":{"replicas":2}}}`).expect(t, http.StatusCreated)
-	if created.field("apiVersion") != "operator.prgcont.cz/v1" || created.field("kind") != "Gordon" {
+		`{"metadata":{"name":"web","labels":{"tier":"front"}},"spec":{"widget":{"replicas":2}}}`).expect(t, http.StatusCreated)
+	if created.field("apiVersion") != "test.quintet.dev/v1" || created.field("kind") != "Widget" {
 		t.Fatalf("apiVersion and kind are filled in: %s", created.raw)
 	}
 	do(t, "GET", item, token, "", "").expect(t, http.StatusOK)
 
 	list := do(t, "GET", collection+"?labelSelector=tier%3Dfront&limit=1", token, "", "").expect(t, http.StatusOK)
 	if items, _ := list.field("items").([]any); len(items) != 1 {
-		t.Fatalf("the labelled Gordon is listed: %s", list.raw)
+		t.Fatalf("the labelled Widget is listed: %s", list.raw)
 	}
 	if other := do(t, "GET", collection+"?labelSelector=tier%3Dback", token, "", "").expect(t, http.StatusOK); len(other.field("items").([]any)) != 0 {
 		t.Fatalf("labelSelector reaches the API server: %s", other.raw)
 	}
 
 	replaced := created.body
-	replaced["spec"] = map[string]any{"gordon": map[string]any{"replicas": 3}}
+	replaced["spec"] = map[string]any{"widget": map[string]any{"replicas": 3}}
 	body, _ := json.Marshal(replaced)
 	do(t, "PUT", item, token, "application/json", string(body)).expect(t, http.StatusOK)
 	do(t, "PUT", item, token, "application/json", string(body)).expect(t, http.StatusConflict) // a stale resourceVersion
 
-	merged := do(t, "PATCH", item, token, mergePatch, `{"spec":{"gordon":{"replicas":4}}}`).expect(t, http.StatusOK)
-	if merged.field("spec", "gordon", "replicas") != 4.0 {
+	merged := do(t, "PATCH", item, token, mergePatch, `{"spec":{"widget":{"replicas":4}}}`).expect(t, http.StatusOK)
+	if merged.field("spec", "widget", "replicas") != 4.0 {
 		t.Fatalf("merge patch: %s", merged.raw)
 	}
 	applied := do(t, "PATCH", item+"?fieldManager=portal&force=true", token, applyPatch,
-		"apiVersion: operator.prgcont.cz/v1\nkind: Gordon\nmetadata:\n  name: web\nspec:\n  gordon:\n    replicas: 5\n").expect(t, http.StatusOK)
-	if applied.field("spec", "gordon", "replicas") != 5.0 {
+		"apiVersion: test.quintet.dev/v1\nkind: Widget\nmetadata:\n  name: web\nspec:\n  widget:\n    replicas: 5\n").expect(t, http.StatusOK)
+	if applied.field("spec", "widget", "replicas") != 5.0 {
 		t.Fatalf("server-side apply: %s", applied.raw)
 	}
 	managers, _ := applied.field("metadata", "managedFields").([]any)
@@ -189,7 +190,7 @@ func TestEveryVerbOnGordons(t *testing.T) {
 		t.Fatalf("the apply's field manager is the caller's: %s", applied.raw)
 	}
 
-	do(t, "POST", collection+"?dryRun=All", token, "application/json", `{"metadata":{"name":"dry"},"spec":{"gordon":{"replicas":1}}}`).expect(t, http.StatusCreated)
+	do(t, "POST", collection+"?dryRun=All", token, "application/json", `{"metadata":{"name":"dry"},"spec":{"widget":{"replicas":1}}}`).expect(t, http.StatusCreated)
 	do(t, "GET", collection+"/dry", token, "", "").expect(t, http.StatusNotFound)
 	do(t, "DELETE", item+"?dryRun=All", token, "", "").expect(t, http.StatusOK)
 	do(t, "GET", item, token, "", "").expect(t, http.StatusOK)
@@ -200,20 +201,20 @@ func TestEveryVerbOnGordons(t *testing.T) {
 
 func TestTheCallersTokenDecides(t *testing.T) {
 	ns, other := env.NewNamespace(t, "reader"), env.NewNamespace(t, "elsewhere")
-	reader := tokenFor(t, ns, "reader", gordonRules("get", "list"))
+	reader := tokenFor(t, ns, "reader", widgetRules("get", "list"))
 
-	noToken := do(t, "GET", gordonsPath(ns), "", "", "").expect(t, http.StatusUnauthorized)
+	noToken := do(t, "GET", widgetsPath(ns), "", "", "").expect(t, http.StatusUnauthorized)
 	if !strings.Contains(noToken.raw, "bearer token is required") {
 		t.Fatalf("a request without a token is told what it lacks: %s", noToken.raw)
 	}
-	do(t, "GET", gordonsPath(ns), "not-a-token", "", "").expect(t, http.StatusUnauthorized)
+	do(t, "GET", widgetsPath(ns), "not-a-token", "", "").expect(t, http.StatusUnauthorized)
 
-	do(t, "GET", gordonsPath(ns), reader, "", "").expect(t, http.StatusOK)
-	refused := do(t, "POST", gordonsPath(ns), reader, "application/json", `{"metadata":{"name":"x"}}`).expect(t, http.StatusForbidden)
-	if msg, _ := refused.field("message").(string); !strings.Contains(msg, "cannot create resource \"gordons\"") {
+	do(t, "GET", widgetsPath(ns), reader, "", "").expect(t, http.StatusOK)
+	refused := do(t, "POST", widgetsPath(ns), reader, "application/json", `{"metadata":{"name":"x"}}`).expect(t, http.StatusForbidden)
+	if msg, _ := refused.field("message").(string); !strings.Contains(msg, "cannot create resource \"widgets\"") {
 		t.Fatalf("403 carries the API server's message: %s", refused.raw)
 	}
-	do(t, "GET", gordonsPath(other), reader, "", "").expect(t, http.StatusForbidden)
+	do(t, "GET", widgetsPath(other), reader, "", "").expect(t, http.StatusForbidden)
 
 	// Impersonation headers never reach the API server: the manager's own account could
 	// not impersonate anyway, and the caller's token must not gain rights through them.
@@ -222,23 +223,23 @@ func TestTheCallersTokenDecides(t *testing.T) {
 		{"Impersonate-Group", "system:masters", "Impersonate-User", "admin"},
 		{"Impersonate-Uid", "0", "Impersonate-Extra-Scopes", "all"},
 	} {
-		do(t, "POST", gordonsPath(ns), reader, "application/json", `{"metadata":{"name":"x"}}`, headers...).expect(t, http.StatusForbidden)
-		do(t, "GET", gordonsPath(other), reader, "", "", headers...).expect(t, http.StatusForbidden)
+		do(t, "POST", widgetsPath(ns), reader, "application/json", `{"metadata":{"name":"x"}}`, headers...).expect(t, http.StatusForbidden)
+		do(t, "GET", widgetsPath(other), reader, "", "", headers...).expect(t, http.StatusForbidden)
 	}
 }
 
 func TestInvalidBodiesNameTheirFields(t *testing.T) {
 	ns := env.NewNamespace(t, "invalid")
-	token := tokenFor(t, ns, "editor", gordonRules("create"))
+	token := tokenFor(t, ns, "editor", widgetRules("create"))
 	for _, tc := range []struct{ spec, field string }{
-		{`{"gordon":{"replicas":-1}}`, "spec.gordon.replicas"},
-		{`{"gordon":{"replicas":1001}}`, "spec.gordon.replicas"},
-		{`{"gordon":{"image":"nginx latest"}}`, "spec.gordon.image"},
-		{`{"gordon":{"imagePullPolicy":"Sometimes"}}`, "spec.gordon.imagePullPolicy"},
-		{`{"gordon":{"rollingUpdate":{"maxSurge":"150%"}}}`, "spec.gordon.rollingUpdate.maxSurge"},
-		{`{"gordon":{"rollingUpdate":{"maxSurge":0,"maxUnavailable":0}}}`, "spec.gordon.rollingUpdate"},
+		{`{"widget":{"replicas":-1}}`, "spec.widget.replicas"},
+		{`{"widget":{"replicas":1001}}`, "spec.widget.replicas"},
+		{`{"widget":{"image":"nginx latest"}}`, "spec.widget.image"},
+		{`{"widget":{"imagePullPolicy":"Sometimes"}}`, "spec.widget.imagePullPolicy"},
+		{`{"widget":{"rollingUpdate":{"maxSurge":"150%"}}}`, "spec.widget.rollingUpdate.maxSurge"},
+		{`{"widget":{"rollingUpdate":{"maxSurge":0,"maxUnavailable":0}}}`, "spec.widget.rollingUpdate"},
 	} {
-		got := do(t, "POST", gordonsPath(ns), token, "application/json", `{"metadata":{"name":"bad"},"spec":`+tc.spec+`}`).
+		got := do(t, "POST", widgetsPath(ns), token, "application/json", `{"metadata":{"name":"bad"},"spec":`+tc.spec+`}`).
 			expect(t, http.StatusUnprocessableEntity)
 		causes, _ := got.field("details", "causes").([]any)
 		fields := make([]string, 0, len(causes))
@@ -249,30 +250,30 @@ func TestInvalidBodiesNameTheirFields(t *testing.T) {
 			t.Errorf("%s: causes name %v, want %s: %s", tc.spec, fields, tc.field, got.raw)
 		}
 	}
-	unknown := do(t, "POST", gordonsPath(ns), token, "application/json", `{"metadata":{"name":"bad"},"spec":{"gordon":{"replicas":1,"colour":"red"}}}`)
-	if unknown.code != http.StatusBadRequest || !strings.Contains(unknown.raw, `unknown field \"spec.gordon.colour\"`) {
+	unknown := do(t, "POST", widgetsPath(ns), token, "application/json", `{"metadata":{"name":"bad"},"spec":{"widget":{"replicas":1,"colour":"red"}}}`)
+	if unknown.code != http.StatusBadRequest || !strings.Contains(unknown.raw, `unknown field \"spec.widget.colour\"`) {
 		t.Errorf("strict field validation refuses an unknown field: %d %s", unknown.code, unknown.raw)
 	}
 }
 
 func TestMalformedRequestsAreRefusedClearly(t *testing.T) {
 	ns := env.NewNamespace(t, "malformed")
-	token := tokenFor(t, ns, "editor", gordonRules("create", "patch", "get"))
+	token := tokenFor(t, ns, "editor", widgetRules("create", "patch", "get"))
 	for _, tc := range []struct {
 		method, path, contentType, body string
 		code                            int
 		says                            string
 	}{
-		{"POST", gordonsPath(ns), "application/json", `{"metadata":`, http.StatusBadRequest, "not a JSON object"},
-		{"POST", gordonsPath(ns), "application/json", `[1,2]`, http.StatusBadRequest, "not a JSON object"},
-		{"POST", gordonsPath(ns), "application/json", `{"kind":"Pod"}`, http.StatusBadRequest, `kind is "Pod"`},
-		{"POST", gordonsPath(ns), "application/json", `{"metadata":{"namespace":"kube-system"}}`, http.StatusBadRequest, "the path says"},
-		{"POST", gordonsPath(ns), "application/json", `{"metadata":{"name":"big"},"x":"` + strings.Repeat("a", 70<<10) + `"}`,
+		{"POST", widgetsPath(ns), "application/json", `{"metadata":`, http.StatusBadRequest, "not a JSON object"},
+		{"POST", widgetsPath(ns), "application/json", `[1,2]`, http.StatusBadRequest, "not a JSON object"},
+		{"POST", widgetsPath(ns), "application/json", `{"kind":"Pod"}`, http.StatusBadRequest, `kind is "Pod"`},
+		{"POST", widgetsPath(ns), "application/json", `{"metadata":{"namespace":"kube-system"}}`, http.StatusBadRequest, "the path says"},
+		{"POST", widgetsPath(ns), "application/json", `{"metadata":{"name":"big"},"x":"` + strings.Repeat("a", 70<<10) + `"}`,
 			http.StatusRequestEntityTooLarge, "larger than"},
-		{"POST", gordonsPath(ns) + "?dryRun=Some", "application/json", `{}`, http.StatusBadRequest, `"All"`},
-		{"POST", gordonsPath(ns) + "?fieldValidation=Ignore", "application/json", `{}`, http.StatusBadRequest, "unknown query parameters [fieldValidation]"},
-		{"PATCH", gordonsPath(ns) + "/x", "application/json-patch+json", `[]`, http.StatusUnsupportedMediaType, "merge patch"},
-		{"GET", gordonsPath("Bad_NS"), "", "", http.StatusBadRequest, "invalid namespace"},
+		{"POST", widgetsPath(ns) + "?dryRun=Some", "application/json", `{}`, http.StatusBadRequest, `"All"`},
+		{"POST", widgetsPath(ns) + "?fieldValidation=Ignore", "application/json", `{}`, http.StatusBadRequest, "unknown query parameters [fieldValidation]"},
+		{"PATCH", widgetsPath(ns) + "/x", "application/json-patch+json", `[]`, http.StatusUnsupportedMediaType, "merge patch"},
+		{"GET", widgetsPath("Bad_NS"), "", "", http.StatusBadRequest, "invalid namespace"},
 		{"GET", "/api/v1/namespaces/" + ns + "/pods", "", "", http.StatusNotFound, `serves no "pods"`},
 	} {
 		got := do(t, tc.method, tc.path, token, tc.contentType, tc.body)
@@ -287,8 +288,8 @@ func TestMalformedRequestsAreRefusedClearly(t *testing.T) {
 
 func TestDocumentAndSwaggerUIAreServed(t *testing.T) {
 	doc := do(t, "GET", "/api/v1/openapi.json", "", "", "").expect(t, http.StatusOK)
-	if doc.field("paths", "/api/v1/namespaces/{namespace}/gordons/{name}") == nil {
-		t.Fatalf("the document has the Gordon paths: %.300s", doc.raw)
+	if doc.field("paths", "/api/v1/namespaces/{namespace}/widgets/{name}") == nil {
+		t.Fatalf("the document has the Widget paths: %.300s", doc.raw)
 	}
 	page := do(t, "GET", "/api/v1/docs/", "", "", "").expect(t, http.StatusOK)
 	if !strings.Contains(page.raw, "swagger-ui") || !strings.Contains(page.raw, "/api/v1/openapi.json") {

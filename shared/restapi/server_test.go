@@ -21,7 +21,7 @@ import (
 // serve starts a Server until the test ends and returns the certificate it presents.
 func serve(t *testing.T, o Options) *x509.Certificate {
 	t.Helper()
-	s, err := NewServer(env.Config, gordonCRDs, o, HandlerOptions{})
+	s, err := NewServer(env.Config, widgetCRDs, o, HandlerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,20 +89,20 @@ func TestServesTheCertificateOfCertDir(t *testing.T) {
 
 func TestInsecureServesLoopbackOnly(t *testing.T) {
 	for _, addr := range []string{":8082", "0.0.0.0:8082", "10.1.2.3:8082", "example.com:8082"} {
-		_, err := NewServer(env.Config, gordonCRDs, Options{Addr: addr, Insecure: true}, HandlerOptions{})
+		_, err := NewServer(env.Config, widgetCRDs, Options{Addr: addr, Insecure: true}, HandlerOptions{})
 		if err == nil || !strings.Contains(err.Error(), "loopback") {
 			t.Errorf("%s: --api-insecure accepted (%v)", addr, err)
 		}
 	}
 	for _, addr := range []string{"127.0.0.1:8082", "[::1]:8082", "localhost:8082"} {
-		if _, err := NewServer(env.Config, gordonCRDs, Options{Addr: addr, Insecure: true}, HandlerOptions{}); err != nil {
+		if _, err := NewServer(env.Config, widgetCRDs, Options{Addr: addr, Insecure: true}, HandlerOptions{}); err != nil {
 			t.Errorf("%s: %v", addr, err)
 		}
 	}
 }
 
 func TestCORSAllowsTheConfiguredOriginsOnly(t *testing.T) {
-	kinds, err := KindsFromCRDs(gordonCRDs)
+	kinds, err := KindsFromCRDs(widgetCRDs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestCORSAllowsTheConfiguredOriginsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for origin, allowed := range map[string]bool{"https://portal.example.com": true, "https://evil.example.com": false, "https://portal.example.com.evil": false} {
-		req := httptest.NewRequest(http.MethodOptions, "/api/v1/namespaces/a/gordons", nil)
+		req := httptest.NewRequest(http.MethodOptions, "/api/v1/namespaces/a/widgets", nil)
 		req.Header.Set("Origin", origin)
 		req.Header.Set("Access-Control-Request-Method", "POST")
 		rec := httptest.NewRecorder()

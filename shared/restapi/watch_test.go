@@ -98,27 +98,27 @@ func nameOf(e sseEvent) string {
 
 func TestWatchStreamsListThenChangesAsServerSentEvents(t *testing.T) {
 	ns := env.NewNamespace(t, "watch")
-	token := tokenFor(t, ns, "watcher", gordonRules("get", "list", "watch", "create", "patch", "delete"))
-	gordon := func(name string) string {
-		return `{"metadata":{"name":"` + name + `"},"spec":{"gordon":{"replicas":1}}}`
+	token := tokenFor(t, ns, "watcher", widgetRules("get", "list", "watch", "create", "patch", "delete"))
+	widget := func(name string) string {
+		return `{"metadata":{"name":"` + name + `"},"spec":{"widget":{"replicas":1}}}`
 	}
-	do(t, "POST", gordonsPath(ns), token, "application/json", gordon("before")).expect(t, http.StatusCreated)
+	do(t, "POST", widgetsPath(ns), token, "application/json", widget("before")).expect(t, http.StatusCreated)
 
-	resp, events := openStream(t, gordonsPath(ns)+"?watch=true", token)
+	resp, events := openStream(t, widgetsPath(ns)+"?watch=true", token)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("a watch answers 200 text/event-stream, not %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	if e := next(t, events); e.event != "ADDED" || nameOf(e) != "before" || e.id == "" {
-		t.Fatalf("first the existing Gordon, ADDED with its resourceVersion as id: %+v", e)
+		t.Fatalf("first the existing Widget, ADDED with its resourceVersion as id: %+v", e)
 	}
 	listed := next(t, events)
 	if listed.event != "BOOKMARK" {
 		t.Fatalf("then a BOOKMARK ends the initial list: %+v", listed)
 	}
 
-	do(t, "POST", gordonsPath(ns), token, "application/json", gordon("after")).expect(t, http.StatusCreated)
-	do(t, "PATCH", gordonsPath(ns)+"/after", token, mergePatch, `{"spec":{"gordon":{"replicas":2}}}`).expect(t, http.StatusOK)
-	do(t, "DELETE", gordonsPath(ns)+"/after", token, "", "").expect(t, http.StatusOK)
+	do(t, "POST", widgetsPath(ns), token, "application/json", widget("after")).expect(t, http.StatusCreated)
+	do(t, "PATCH", widgetsPath(ns)+"/after", token, mergePatch, `{"spec":{"widget":{"replicas":2}}}`).expect(t, http.StatusOK)
+	do(t, "DELETE", widgetsPath(ns)+"/after", token, "", "").expect(t, http.StatusOK)
 	var seen []string
 	for len(seen) < 3 {
 		e := next(t, events)
@@ -132,7 +132,7 @@ func TestWatchStreamsListThenChangesAsServerSentEvents(t *testing.T) {
 	}
 
 	// An EventSource reconnects with Last-Event-ID: the stream resumes after it, no list.
-	_, resumed := openStream(t, gordonsPath(ns)+"?watch=true", token, "Last-Event-ID", listed.id)
+	_, resumed := openStream(t, widgetsPath(ns)+"?watch=true", token, "Last-Event-ID", listed.id)
 	if e := next(t, resumed); e.event != "BOOKMARK" || e.id != listed.id {
 		t.Fatalf("a resumed stream starts with a BOOKMARK at its version: %+v", e)
 	}
@@ -143,8 +143,8 @@ func TestWatchStreamsListThenChangesAsServerSentEvents(t *testing.T) {
 
 func TestWatchFromAnExpiredVersionEndsWithGone(t *testing.T) {
 	ns := env.NewNamespace(t, "gone")
-	token := tokenFor(t, ns, "watcher", gordonRules("list", "watch"))
-	resp, events := openStream(t, gordonsPath(ns)+"?watch=true&resourceVersion=1", token)
+	token := tokenFor(t, ns, "watcher", widgetRules("list", "watch"))
+	resp, events := openStream(t, widgetsPath(ns)+"?watch=true&resourceVersion=1", token)
 	if resp.StatusCode == http.StatusGone {
 		t.Log("the API server refused the version before streaming: HTTP 410")
 		return
@@ -169,8 +169,8 @@ func TestWatchFromAnExpiredVersionEndsWithGone(t *testing.T) {
 
 func TestWatchNeedsTheRightToWatch(t *testing.T) {
 	ns := env.NewNamespace(t, "nowatch")
-	token := tokenFor(t, ns, "lister", gordonRules("list"))
-	resp, _ := openStream(t, gordonsPath(ns)+"?watch=true", token)
+	token := tokenFor(t, ns, "lister", widgetRules("list"))
+	resp, _ := openStream(t, widgetsPath(ns)+"?watch=true", token)
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("a token that may list but not watch gets 403, not %d", resp.StatusCode)
 	}

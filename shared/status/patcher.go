@@ -1,6 +1,8 @@
-// Package status writes an object's status once per reconcile, and only when it changed.
+// Package status writes an object's status once per reconcile, and only when it changed, and
+// records the Events of the condition transitions that write carries (model: fluxcd
+// source-controller's summarize helper).
 //
-//	patcher := status.NewPatcher(obj)
+//	patcher := status.NewPatcher(obj, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 //	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, c, obj)}) }()
 package status
 
@@ -12,22 +14,45 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/quintet-operators/quintet/shared/conditions"
 )
 
-// Patcher remembers an object as it was read, to patch its status at the end of a pass.
+// Patcher remembers an object as it was read, to patch its status at the end of a pass, and
+// which conditions' transitions to report (WithEvents).
 type Patcher struct {
-	before client.Object
+	before      client.Object
+	recorder    recorder.EventRecorder
+	transitions *conditions.Transitions
+	types       []string
+}
+
+// Option adds to what a Patcher does.
+type Option func(*Patcher)
+
+// WithEvents records an Event when one of the negative-polarity conditions types (Degraded,
+// ...) transitions, once per transition (conditions.Transitions): transitions is the
+// controller's, kept across passes.
+func WithEvents(r recorder.EventRecorder, transitions *conditions.Transitions, types ...string) Option {
+	return func(p *Patcher) { p.recorder, p.transitions, p.types = r, transitions, types }
 }
 
 // NewPatcher snapshots obj.
-func NewPatcher(obj client.Object) *Patcher {
-	return &Patcher{before: obj.DeepCopyObject().(client.Object)}
+func NewPatcher(obj client.Object, opts ...Option) *Patcher {
+	p := &Patcher{before: obj.DeepCopyObject().(client.Object)}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
 }
 
-// Patch sends a JSON merge patch of obj's status against the snapshot, with a log line as
-// every write of a reconciler has. It makes no request (and logs nothing) when the status is
-// unchanged, and ignores an object deleted in the meantime.
+// Patch records the Events of the conditions that transitioned (WithEvents), then sends a
+// JSON merge patch of obj's status against the snapshot, with a log line as every write of
+// a reconciler has. It makes no request (and logs nothing) when the status is unchanged, and
+// ignores an object deleted in the meantime.
 func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object) error {
+	p.recordTransitions(obj)
 	patch := client.MergeFrom(p.before)
 	changed, err := statusChanged(patch, obj)
 	if err != nil || !changed {
@@ -38,6 +63,17 @@ func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object)
 		return fmt.Errorf("patching status of %s: %w", client.ObjectKeyFromObject(obj), err)
 	}
 	return nil
+}
+
+func (p *Patcher) recordTransitions(obj client.Object) {
+	now, ok := obj.(conditions.Object)
+	before, okBefore := p.before.(conditions.Setter)
+	if p.transitions == nil || !ok || !okBefore {
+		return
+	}
+	for _, t := range p.types {
+		p.transitions.Record(p.recorder, now, before.GetConditions(), t)
+	}
 }
 
 // statusChanged reports whether the merge patch touches .status.

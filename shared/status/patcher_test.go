@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -9,9 +10,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientevents "k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/internal/testkind"
 	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
@@ -19,7 +24,9 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) {
 	var err error
-	if env, err = testenv.Start(testenv.Options{}); err != nil {
+	if env, err = testenv.Start(testenv.Options{
+		CRDDirectoryPaths: []string{testkind.CRDDir}, AddToScheme: []func(*runtime.Scheme) error{testkind.AddToScheme},
+	}); err != nil {
 		panic(err)
 	}
 	code := m.Run()
@@ -115,5 +122,44 @@ func TestPatchIgnoresAnObjectDeletedMeanwhile(t *testing.T) {
 	d.Status.ObservedGeneration = 7
 	if err := p.Patch(ctx, env.Client, d); err != nil {
 		t.Fatalf("patching a deleted object's status: %v", err)
+	}
+}
+
+func TestPatchRecordsEachTransitionOfTheConditionsItIsGivenOnce(t *testing.T) {
+	ctx := context.Background()
+	w := &testkind.Widget{ObjectMeta: metav1.ObjectMeta{GenerateName: "events-", Namespace: "default"}}
+	if err := env.Client.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	events := clientevents.NewFakeRecorder(10)
+	var transitions conditions.Transitions
+	// pass reads the Widget, sets its conditions, and patches them, as a reconcile does.
+	pass := func(degraded metav1.ConditionStatus, reason string) {
+		t.Helper()
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
+			t.Fatal(err)
+		}
+		p := NewPatcher(w, WithEvents(events, &transitions, conditions.DegradedCondition))
+		conditions.Set(w, conditions.DegradedCondition, degraded, reason, reason+" message")
+		conditions.Set(w, conditions.ProgressingCondition, degraded, reason, "not reported: not given to WithEvents")
+		if err := p.Patch(ctx, env.Client, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pass(metav1.ConditionFalse, conditions.ReasonAsExpected)
+	pass(metav1.ConditionTrue, conditions.ReasonPodsFailing)
+	pass(metav1.ConditionTrue, conditions.ReasonPodsFailing)
+	pass(metav1.ConditionFalse, conditions.ReasonAsExpected)
+	pass(metav1.ConditionFalse, conditions.ReasonAsExpected)
+	var got []string
+	for len(events.Events) > 0 {
+		got = append(got, <-events.Events)
+	}
+	want := []string{"Warning PodsFailing PodsFailing message", "Normal AsExpected AsExpected message"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+	if c := conditions.Get(w, conditions.DegradedCondition); c == nil || c.Reason != conditions.ReasonAsExpected {
+		t.Fatalf("the status was written: %+v", w.Status)
 	}
 }

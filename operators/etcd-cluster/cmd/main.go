@@ -3,6 +3,7 @@ package main
 
 import (
 	"flag"
+	"time"
 
 	"github.com/operator-framework/operator-lib/proxy"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -20,41 +21,58 @@ import (
 	"github.com/quintet-operators/quintet/shared/manager"
 )
 
+// options are the flags of this operator's own.
+type options struct {
+	clusterWide    bool
+	dialTimeout    time.Duration
+	requestTimeout time.Duration
+}
+
 func main() {
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
-	clusterWide := flag.Bool("cluster-wide", false,
+	var o options
+	flag.BoolVar(&o.clusterWide, "cluster-wide", false,
 		"Act on EtcdClusters in every namespace annotated etcd.database.coreos.com/scope=clusterwide, "+
 			"instead of the unannotated ones in the watched namespaces (as the CoreOS etcd operator's -cluster-wide).")
-	dialTimeout := flag.Duration("etcd-dial-timeout", etcd.DefaultDialTimeout, "How long to wait for a connection to a cluster's members.")
-	requestTimeout := flag.Duration("etcd-request-timeout", membership.DefaultRequestTimeout,
+	flag.DurationVar(&o.dialTimeout, "etcd-dial-timeout", etcd.DefaultDialTimeout, "How long to wait for a connection to a cluster's members.")
+	flag.DurationVar(&o.requestTimeout, "etcd-request-timeout", membership.DefaultRequestTimeout,
 		"How long to wait for each etcd cluster API request (member list, status, add, promote, remove).")
 	flag.Parse()
+	manager.Run(o.name(), flags, newScheme(), crd.Bases, o.setup, etcdcluster.CacheOptions)
+}
 
+// name is the manager's: the cluster-wide one has its own leader election, as both kinds may
+// run at once.
+func (o options) name() string {
+	if o.clusterWide {
+		return "etcd-cluster-clusterwide"
+	}
+	return "etcd-cluster"
+}
+
+func newScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1beta2.AddToScheme(scheme))
+	return scheme
+}
 
-	name := "etcd-cluster"
-	if *clusterWide {
-		name = "etcd-cluster-clusterwide" // its own leader election: both kinds may run at once
+// setup adds the operator's controllers to mgr.
+func (o options) setup(mgr ctrl.Manager) error {
+	err := (&etcdcluster.Reconciler{
+		// Objects name the manager that wrote them (managedFields): the namespaced and the
+		// cluster-wide manager can be told apart.
+		Client:         client.WithFieldOwner(mgr.GetClient(), o.name()),
+		APIReader:      mgr.GetAPIReader(),
+		Recorder:       mgr.GetEventRecorder("etcdcluster-controller"),
+		ClusterWide:    o.clusterWide,
+		Dial:           etcd.NewDialer(o.dialTimeout),
+		RequestTimeout: o.requestTimeout,
+		ProxyEnv:       proxy.ReadProxyVarsFromEnv(),
+	}).SetupWithManager(mgr)
+	if err != nil {
+		return err
 	}
-	manager.Run(name, flags, scheme, crd.Bases, func(mgr ctrl.Manager) error {
-		err := (&etcdcluster.Reconciler{
-			// Objects name the manager that wrote them (managedFields): the namespaced and the
-			// cluster-wide manager can be told apart.
-			Client:                  client.WithFieldOwner(mgr.GetClient(), name),
-			APIReader:               mgr.GetAPIReader(),
-			Recorder:                mgr.GetEventRecorder("etcdcluster-controller"),
-			ClusterWide:             *clusterWide,
-			MaxConcurrentReconciles: flags.MaxConcurrentReconciles,
-			Dial:                    etcd.NewDialer(*dialTimeout),
-			RequestTimeout:          *requestTimeout,
-			ProxyEnv:                proxy.ReadProxyVarsFromEnv(),
-		}).SetupWithManager(mgr)
-		if err != nil {
-			return err
-		}
-		return upgradeable.SetupWithManager(mgr)
-	}, etcdcluster.CacheOptions)
+	return upgradeable.SetupWithManager(mgr)
 }

@@ -21,17 +21,21 @@ func main() {
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
 	flag.Parse()
+	manager.Run("gordon", flags, newScheme(), crd.Bases, setup, gordon.CacheOptions)
+}
 
+func newScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1.AddToScheme(scheme))
+	return scheme
+}
 
-	manager.Run("gordon", flags, scheme, crd.Bases, func(mgr ctrl.Manager) error {
-		return (&gordon.Reconciler{
-			Client:                  client.WithFieldOwner(mgr.GetClient(), "gordon"),
-			Recorder:                mgr.GetEventRecorder("gordon-controller"),
-			MaxConcurrentReconciles: flags.MaxConcurrentReconciles,
-			ProxyEnv:                proxy.ReadProxyVarsFromEnv(),
-		}).SetupWithManager(mgr)
-	}, gordon.CacheOptions)
+// setup adds the operator's controllers to mgr.
+func setup(mgr ctrl.Manager) error {
+	return (&gordon.Reconciler{
+		Client:   client.WithFieldOwner(mgr.GetClient(), "gordon"),
+		Recorder: mgr.GetEventRecorder("gordon-controller"),
+		ProxyEnv: proxy.ReadProxyVarsFromEnv(),
+	}).SetupWithManager(mgr)
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
 	"github.com/quintet-operators/quintet/operators/kre-runtime/config/crd"
-	runtimectrl "github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtime"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/kreruntime"
 	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtimeversion"
 	"github.com/quintet-operators/quintet/shared/manager"
 )
@@ -21,20 +21,22 @@ func main() {
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
 	flag.Parse()
+	manager.Run("kre-runtime", flags, newScheme(), crd.Bases, setup, kreruntime.CacheOptions)
+}
 
+func newScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	return scheme
+}
 
-	manager.Run("kre-runtime", flags, scheme, crd.Bases, func(mgr ctrl.Manager) error {
-		c := client.WithFieldOwner(mgr.GetClient(), "kre-runtime")
-		if err := (&runtimectrl.Reconciler{
-			Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("kre-runtime-controller"),
-		}).SetupWithManager(mgr); err != nil {
-			return err
-		}
-		return (&runtimeversion.Reconciler{
-			Client: c, APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder("kre-runtime-controller"),
-		}).SetupWithManager(mgr)
-	}, runtimectrl.CacheOptions)
+// setup adds the operator's controllers to mgr.
+func setup(mgr ctrl.Manager) error {
+	c := client.WithFieldOwner(mgr.GetClient(), "kre-runtime")
+	recorder := mgr.GetEventRecorder("kre-runtime-controller")
+	if err := (&kreruntime.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+	return (&runtimeversion.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(mgr)
 }

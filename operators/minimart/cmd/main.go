@@ -24,25 +24,31 @@ func main() {
 	flags.Bind(flag.CommandLine)
 	maxHistory := flag.Int("max-history", release.DefaultMaxHistory, "How many revisions each release keeps (helm upgrade --history-max); 0 keeps all.")
 	flag.Parse()
+	manager.Run("minimart", flags, newScheme(), crd.Bases, setup(*maxHistory), minimartctrl.CacheOptions)
+}
 
+func newScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	return scheme
+}
 
-	manager.Run("minimart", flags, scheme, crd.Bases, func(mgr ctrl.Manager) error {
+// setup adds the operator's controller to mgr, its releases keeping maxHistory revisions.
+func setup(maxHistory int) func(ctrl.Manager) error {
+	return func(mgr ctrl.Manager) error {
 		_, chart, err := minimart.WatchFor(v1alpha1.GroupVersion.WithKind("Minimart"))
 		if err != nil {
 			return err
 		}
-		releases, err := release.NewClient(mgr.GetConfig(), mgr.GetRESTMapper(), chart, *maxHistory, ctrl.Log.WithName("helm"))
+		releases, err := release.NewClient(mgr.GetConfig(), mgr.GetRESTMapper(), chart, maxHistory, ctrl.Log.WithName("helm"))
 		if err != nil {
 			return err
 		}
 		return (&minimartctrl.Reconciler{
-			Client:                  client.WithFieldOwner(mgr.GetClient(), "minimart"),
-			Releases:                releases,
-			Recorder:                mgr.GetEventRecorder("minimart-controller"),
-			MaxConcurrentReconciles: flags.MaxConcurrentReconciles,
+			Client:   client.WithFieldOwner(mgr.GetClient(), "minimart"),
+			Releases: releases,
+			Recorder: mgr.GetEventRecorder("minimart-controller"),
 		}).SetupWithManager(mgr)
-	}, minimartctrl.CacheOptions)
+	}
 }

@@ -20,16 +20,21 @@ func main() {
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
 	flag.Parse()
+	manager.Run("ptemplate-device", flags, newScheme(), crd.Bases, setup, ptemplate.CacheOptions)
+}
 
+func newScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha.AddToScheme(scheme))
+	return scheme
+}
 
-	manager.Run("ptemplate-device", flags, scheme, crd.Bases, func(mgr ctrl.Manager) error {
-		return (&ptemplate.Reconciler{
-			Client:    client.WithFieldOwner(mgr.GetClient(), "ptemplate-device"),
-			APIReader: mgr.GetAPIReader(),
-			Recorder:  mgr.GetEventRecorder("ptemplate-device-controller"),
-		}).SetupWithManager(mgr)
-	}, ptemplate.CacheOptions)
+// setup adds the operator's controller to mgr.
+func setup(mgr ctrl.Manager) error {
+	return (&ptemplate.Reconciler{
+		Client:    client.WithFieldOwner(mgr.GetClient(), "ptemplate-device"),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("ptemplate-device-controller"),
+	}).SetupWithManager(mgr)
 }

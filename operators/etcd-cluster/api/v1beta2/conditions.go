@@ -1,19 +1,17 @@
 package v1beta2
 
-// Condition types of an EtcdCluster.
+// An EtcdCluster carries the conditions every Quintet kind has (shared/conditions): Ready is
+// True when every desired member runs, is healthy and votes; Progressing is True while members
+// are added, removed, promoted, restarted or upgraded; Degraded is True when something needs
+// attention: unreachable or unhealthy members, an unsupported upgrade, an alarm, an object of
+// someone else's (ObjectNotOwned) or one the API server rejects (ObjectRejected), a failed
+// membership step (ReconcileFailed). And one of its own:
 const (
-	// ReadyCondition is True when every desired member runs, is healthy and votes.
-	ReadyCondition = "Ready"
 	// AvailableCondition is True when a quorum of members answers: the cluster serves.
 	AvailableCondition = "Available"
-	// ProgressingCondition is True while members are added, removed, promoted or upgraded.
-	ProgressingCondition = "Progressing"
-	// DegradedCondition is True when something needs attention: unreachable or unhealthy
-	// members, an unsupported upgrade, an even size.
-	DegradedCondition = "Degraded"
 )
 
-// Condition reasons of an EtcdCluster.
+// Condition reasons of an EtcdCluster, besides the shared ones.
 const (
 	ReasonAllMembersReady    = "AllMembersReady"
 	ReasonQuorumAvailable    = "QuorumAvailable"
@@ -25,7 +23,6 @@ const (
 	ReasonPromotingLearner   = "PromotingLearner"
 	ReasonReplacingMember    = "ReplacingMember"
 	ReasonUpgrading          = "Upgrading"
-	ReasonStable             = "Stable"
 	ReasonPaused             = "Paused"
 	// ReasonUpgradeRefused: spec.version is not a supported move from the running version.
 	ReasonUpgradeRefused = "UpgradeRefused"
@@ -45,13 +42,7 @@ const (
 	// ReasonRecovering: the workloads of volumes holding data are made again.
 	ReasonRecovering           = "Recovering"
 	ReasonEvenSize             = "EvenSize"
-	ReasonAsExpected           = "AsExpected"
 	ReasonUnsafeMembershipSkip = "UnsafeMembershipChangeRefused"
-	// ReasonObjectNotOwned: an object the cluster needs (Service, ConfigMap, StatefulSet, ...)
-	// exists under its name but the cluster does not control it; the operator leaves it alone.
-	ReasonObjectNotOwned = "ObjectNotOwned"
-	// ReasonObjectRejected: the API server rejects an object built from the spec as invalid.
-	ReasonObjectRejected = "ObjectRejected"
 )
 
 // Labels and annotations of the CoreOS etcd operator, kept so existing tooling works.

@@ -21,9 +21,9 @@ type Addresses interface {
 
 // Engine observes a cluster and carries out one planned step per call.
 type Engine struct {
-	Dial    etcd.Dialer
-	Runtime Runtime
-	Addr    Addresses
+	Dial   etcd.Dialer
+	Runner Runner
+	Addr   Addresses
 	// RequestTimeout bounds each etcd request; DefaultRequestTimeout when zero.
 	RequestTimeout time.Duration
 	// Outages remembers unreachable members across passes, under Key; a member is
@@ -74,7 +74,7 @@ const DefaultRequestTimeout = 3 * time.Second
 // Observe reads the workloads, the membership, each member's health and version, the
 // alarms, and which members the leader is connected to.
 func (e *Engine) Observe(ctx context.Context) (Report, error) {
-	workloads, err := e.Runtime.Workloads(ctx)
+	workloads, err := e.Runner.Workloads(ctx)
 	if err != nil {
 		return Report{}, err
 	}
@@ -152,7 +152,7 @@ func (e *Engine) observeOutages(ctx context.Context, c etcd.Client, o *Observed,
 func (e *Engine) recordData(ctx context.Context, o Observed) error {
 	for _, m := range o.Members {
 		if w := o.workload(m.Ordinal); m.Healthy && m.Started && w.Exists && !w.Waiting && !w.VolumeGone && w.DataOf != m.ID {
-			if err := e.Runtime.RecordData(ctx, m.Ordinal, m.ID); err != nil {
+			if err := e.Runner.RecordData(ctx, m.Ordinal, m.ID); err != nil {
 				return err
 			}
 		}
@@ -206,14 +206,14 @@ func (e *Engine) initialCluster(o Observed, ordinal int) string {
 func (e *Engine) Apply(ctx context.Context, step Step, o Observed) error {
 	switch step.Action {
 	case ActionBootstrap:
-		return e.Runtime.Scale(ctx, 1)
+		return e.Runner.Scale(ctx, 1)
 	case ActionRecover, ActionStart:
-		return e.Runtime.Scale(ctx, step.Ordinal+1)
+		return e.Runner.Scale(ctx, step.Ordinal+1)
 	case ActionRelease:
 		if step.New {
-			return e.Runtime.Release(ctx, step.Ordinal, e.Addr.Name(0)+"="+e.Addr.PeerURL(0), "new")
+			return e.Runner.Release(ctx, step.Ordinal, e.Addr.Name(0)+"="+e.Addr.PeerURL(0), "new")
 		}
-		return e.Runtime.Release(ctx, step.Ordinal, e.initialCluster(o, step.Ordinal), "existing")
+		return e.Runner.Release(ctx, step.Ordinal, e.initialCluster(o, step.Ordinal), "existing")
 	case ActionAdd:
 		return e.withClient(ctx, o.Workloads, none, func(ctx context.Context, c etcd.Client) error {
 			_, err := c.MemberAddAsLearner(ctx, e.Addr.PeerURL(step.Ordinal))
@@ -229,16 +229,16 @@ func (e *Engine) Apply(ctx context.Context, step Step, o Observed) error {
 				return err
 			}
 		}
-		return e.Runtime.Scale(ctx, step.Ordinal)
+		return e.Runner.Scale(ctx, step.Ordinal)
 	case ActionReplace:
 		if err := e.remove(ctx, o, step); err != nil {
 			return err
 		}
-		return e.Runtime.Wipe(ctx, step.Ordinal)
+		return e.Runner.Wipe(ctx, step.Ordinal)
 	case ActionWipe:
-		return e.Runtime.Wipe(ctx, step.Ordinal)
+		return e.Runner.Wipe(ctx, step.Ordinal)
 	case ActionRestart:
-		return e.Runtime.Restart(ctx, step.Ordinal)
+		return e.Runner.Restart(ctx, step.Ordinal)
 	case ActionNone, ActionWait, ActionRefuse:
 		return nil
 	}

@@ -12,9 +12,9 @@ import (
 )
 
 // newEngine drives real etcd processes on loopback.
-func newEngine(t *testing.T) (*Engine, *processRuntime) {
-	rt := newProcessRuntime(t)
-	return &Engine{Dial: etcd.New, Runtime: rt, Addr: rt}, rt
+func newEngine(t *testing.T) (*Engine, *processRunner) {
+	rt := newProcessRunner(t)
+	return &Engine{Dial: etcd.New, Runner: rt, Addr: rt}, rt
 }
 
 // converge runs passes until the membership matches desired, and returns the steps taken.
@@ -74,7 +74,7 @@ func count(steps []Step, a Action) int {
 }
 
 // kv is a plain etcd client to the members 0..n-1, for reading and writing keys.
-func kv(t *testing.T, rt *processRuntime, n int) *clientv3.Client {
+func kv(t *testing.T, rt *processRunner, n int) *clientv3.Client {
 	t.Helper()
 	endpoints := make([]string, n)
 	for i := range endpoints {

@@ -115,7 +115,7 @@ func expectSameMembers(t *testing.T, e *Engine, before map[string]uint64) {
 }
 
 // threeMembers runs a converged 3-member cluster with a writer on it.
-func threeMembers(t *testing.T) (*Engine, *processRuntime, *clientv3.Client, map[string]uint64) {
+func threeMembers(t *testing.T) (*Engine, *processRunner, *clientv3.Client, map[string]uint64) {
 	e, rt := newEngine(t)
 	converge(t, e, 3)
 	return e, rt, kv(t, rt, 3), voterNames(t, e)
@@ -274,7 +274,7 @@ func TestMembershipFinishesAReplacementAStoppedManagerLeftHalfway(t *testing.T) 
 	if !removed {
 		t.Fatal("etcd never accepted the removal of member-1")
 	}
-	restarted := &Engine{Dial: etcd.New, Runtime: rt, Addr: rt}
+	restarted := &Engine{Dial: etcd.New, Runner: rt, Addr: rt}
 	steps := converge(t, restarted, 3)
 	if count(steps, ActionWipe) != 1 || count(steps, ActionAdd) != 1 || count(steps, ActionReplace)+count(steps, ActionRemove) != 0 {
 		t.Fatalf("steps %v; want the stale volume wiped and one member added, once", actions(steps))

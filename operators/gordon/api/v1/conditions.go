@@ -1,17 +1,10 @@
 package v1
 
-// Condition types of a Gordon.
-const (
-	// ReadyCondition is True when the desired number of pods run and are Ready.
-	ReadyCondition = "Ready"
-	// ProgressingCondition is True while pods are being created, removed or becoming Ready.
-	ProgressingCondition = "Progressing"
-	// DegradedCondition is True when the last attempt to create or delete pods failed, or pods
-	// keep failing.
-	DegradedCondition = "Degraded"
-)
-
-// Condition reasons of a Gordon.
+// A Gordon carries the conditions every Quintet kind has (shared/conditions): Ready is True
+// when the desired number of pods run and are Ready; Progressing is True while pods are being
+// created, removed, rolled or becoming Ready; Degraded is True when the last attempt to create
+// or delete pods failed, or pods keep failing (PodsFailing: terminated, crash-looping, image
+// not pulled; terminated ones are replaced after a growing back-off). Its own reasons:
 const (
 	// ReasonAllPodsReady: every desired pod runs and is Ready.
 	ReasonAllPodsReady = "AllPodsReady"
@@ -23,17 +16,10 @@ const (
 	ReasonScalingDown = "ScalingDown"
 	// ReasonRollingUpdate: some pods run an older pod template and are being replaced.
 	ReasonRollingUpdate = "RollingUpdate"
-	// ReasonStable: the pods match the spec.
-	ReasonStable = "Stable"
 	// ReasonPodCreateFailed: the API server refused to create a pod.
 	ReasonPodCreateFailed = "PodCreateFailed"
 	// ReasonPodDeleteFailed: the API server refused to delete a pod.
 	ReasonPodDeleteFailed = "PodDeleteFailed"
-	// ReasonPodsFailing: pods keep failing (terminated, crash-looping, image not pulled);
-	// terminated ones are replaced after a growing back-off.
-	ReasonPodsFailing = "PodsFailing"
-	// ReasonAsExpected: nothing is wrong.
-	ReasonAsExpected = "AsExpected"
 )
 
 // Event reasons of a Gordon, besides the failure reasons above.

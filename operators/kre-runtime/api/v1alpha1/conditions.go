@@ -1,25 +1,18 @@
 package v1alpha1
 
-// Condition types of Runtimes and RuntimeVersions.
+// Runtimes and RuntimeVersions carry the conditions every Quintet kind has
+// (shared/conditions): Ready is True when every component (Runtime) or every Deployment
+// (RuntimeVersion) is ready; Progressing is True while they are created, rolled or scaled;
+// Degraded is True when the operator cannot make what the spec asks, or pods cannot run.
+// And one of their own:
 const (
-	// ReadyCondition is True when every component (Runtime) or every Deployment
-	// (RuntimeVersion) is ready.
-	ReadyCondition = "Ready"
-	// ProgressingCondition is True while components are created, rolled or scaled.
-	ProgressingCondition = "Progressing"
-	// DegradedCondition is True when the operator cannot make what the spec asks.
-	DegradedCondition = "Degraded"
 	// InlineCredentialsCondition is True when the Runtime carries credentials inline, where
 	// anyone who can read Runtimes can read them.
 	InlineCredentialsCondition = "InlineCredentials" //nolint:gosec // a condition type, not a credential
 )
 
-// Condition reasons.
+// Condition reasons, besides the shared ones.
 const (
-	// ReasonReady: everything the spec asks for runs and is ready.
-	ReasonReady = "Ready"
-	// ReasonStable: nothing is changing.
-	ReasonStable = "Stable"
 	// ReasonComponentsNotReady: some component's replicas are not ready yet.
 	ReasonComponentsNotReady = "ComponentsNotReady"
 	// ReasonNodesNotReady: some Deployment of a RuntimeVersion is not ready yet.
@@ -30,18 +23,6 @@ const (
 	ReasonRuntimeNotFound = "RuntimeNotFound"
 	// ReasonRuntimeNotReady: the RuntimeVersion's Runtime is not Ready yet.
 	ReasonRuntimeNotReady = "RuntimeNotReady"
-	// ReasonPodsFailing: a pod cannot run for a reason of its spec or image: a crash loop, an
-	// image that cannot be pulled, a Secret (a secretRef's) or key that is missing.
-	ReasonPodsFailing = "PodsFailing"
-	// ReasonObjectNotOwned: an object the operator would make exists and belongs to
-	// someone else (another Runtime in the namespace, a user).
-	ReasonObjectNotOwned = "ObjectNotOwned"
-	// ReasonObjectRejected: the API server rejected an object the operator made as invalid.
-	ReasonObjectRejected = "ObjectRejected"
-	// ReasonReconcileFailed: a write or read failed; the operator retries.
-	ReasonReconcileFailed = "ReconcileFailed"
-	// ReasonAsExpected: nothing is wrong.
-	ReasonAsExpected = "AsExpected"
 	// ReasonInlineCredentials: spec carries credentials inline.
 	ReasonInlineCredentials = "InlineCredentials" //nolint:gosec // a reason, not a credential
 	// ReasonCredentialsFromSecrets: credentials come from Secrets only.

@@ -1,23 +1,11 @@
 package v1alpha1
 
-// Condition types of Minimarts.
+// A Minimart carries the conditions every Quintet kind has (shared/conditions): Ready is True
+// when the release is deployed at the spec's generation and its Deployment is available;
+// Progressing is True while a release is installed or upgraded, or its Deployment rolls out;
+// Degraded is True when the operator cannot make the release the spec asks for. Its own
+// reasons:
 const (
-	// ReadyCondition is True when the release is deployed at the spec's generation and its
-	// Deployment is available.
-	ReadyCondition = "Ready"
-	// ProgressingCondition is True while a release is installed or upgraded, or its
-	// Deployment rolls out.
-	ProgressingCondition = "Progressing"
-	// DegradedCondition is True when the operator cannot make the release the spec asks for.
-	DegradedCondition = "Degraded"
-)
-
-// Condition reasons.
-const (
-	// ReasonReady: the release is deployed and its Deployment available.
-	ReasonReady = "Ready"
-	// ReasonStable: nothing is changing.
-	ReasonStable = "Stable"
 	// ReasonReleaseDeployed: Helm installed or upgraded the release; its Deployment is not
 	// available yet.
 	ReasonReleaseDeployed = "ReleaseDeployed"
@@ -37,10 +25,6 @@ const (
 	// ReasonDriftRestored: an object of the release was deleted or edited; the operator put
 	// it back as the release has it, without a new revision.
 	ReasonDriftRestored = "DriftRestored"
-	// ReasonReconcileFailed: a read or write failed; the operator retries.
-	ReasonReconcileFailed = "ReconcileFailed"
-	// ReasonAsExpected: nothing is wrong.
-	ReasonAsExpected = "AsExpected"
 )
 
 // Reasons of Events that are not conditions' (those are the reasons above).

@@ -1,5 +1,7 @@
 // Package v1alpha contains the ptemplates.pt.example.com/v1alpha API: Ptemplate, the group
-// and version the ptemplate-operator example's sample uses.
+// and version the ptemplate-operator example's sample uses. "v1alpha" is not a Kubernetes
+// version name (v1alpha1 is): it is kept because that sample, which must keep working
+// unchanged, says `apiVersion: ptemplates.pt.example.com/v1alpha`.
 // +kubebuilder:object:generate=true
 // +groupName=ptemplates.pt.example.com
 package v1alpha

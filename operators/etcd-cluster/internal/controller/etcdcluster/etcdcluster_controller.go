@@ -6,23 +6,17 @@ package etcdcluster
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -32,6 +26,7 @@ import (
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
+	"github.com/quintet-operators/quintet/shared/labelled"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -54,8 +49,6 @@ type Reconciler struct {
 	// ClusterWide: act only on clusters annotated etcd.database.coreos.com/scope=clusterwide
 	// (in any namespace). Otherwise act only on clusters without that annotation.
 	ClusterWide bool
-	// MaxConcurrentReconciles bounds how many clusters are reconciled at once; 1 when zero.
-	MaxConcurrentReconciles int
 	// Dial opens etcd clients; etcd.New when nil.
 	Dial etcd.Dialer
 	// RequestTimeout bounds each etcd request; membership.DefaultRequestTimeout when zero.
@@ -68,7 +61,7 @@ type Reconciler struct {
 	// NO_PROXY), passed on to every member.
 	ProxyEnv []corev1.EnvVar
 
-	degraded conditions.Transitions
+	transitions conditions.Transitions
 }
 
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters,verbs=get;list;watch
@@ -85,7 +78,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	c := &v1beta2.EtcdCluster{}
 	if err := r.Get(ctx, req.NamespacedName, c); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.degraded.Forget(req.Namespace, req.Name)
+			r.transitions.Forget(req.Namespace, req.Name)
 			r.Outages.Forget(req.String())
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -94,7 +87,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// Another operator's cluster, or one going away with everything it owns.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(c)
+	patcher := status.NewPatcher(c, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, c)}) }()
 	return r.reconcileNormal(ctx, c)
 }
@@ -106,30 +99,29 @@ func (r *Reconciler) manages(c *v1beta2.EtcdCluster) bool {
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster) (ctrl.Result, error) {
-	before := conditions.Snapshot(c)
-	defer r.degraded.RecordDegraded(r.Recorder, c, before, v1beta2.DegradedCondition)
 	r.warnEvenSize(c)
 	version, upgradeErr := imageVersion(c)
 	engine := r.engine(c, version)
 	step, report, err := r.reconcileMembers(ctx, c, engine, version)
-	notOwned, isNotOwned := ensure.IsNotOwned(err)
+	_, isNotOwned := ensure.IsNotOwned(err)
 	switch {
 	case isNotOwned:
 		// Waits for the user, who may delete the object at any time: look again now and then.
-		setBlocked(c, v1beta2.ReasonObjectNotOwned, notOwned.Error())
+		setBlocked(c, err)
 		return ctrl.Result{RequeueAfter: requeueStable}, nil
 	case errors.Is(err, reconcile.TerminalError(nil)):
-		setBlocked(c, v1beta2.ReasonObjectRejected, err.Error())
+		setBlocked(c, err)
 		return ctrl.Result{}, err
 	case err != nil && report.Observed.Workload == nil:
 		return ctrl.Result{}, err // nothing observed: retried with backoff, status as it was
 	case err != nil:
-		// What the pass saw is still true: the status says it, and the step is retried.
-		setStatus(c, report, membership.Step{Action: membership.ActionWait, Reason: fmt.Sprintf("retrying %s: %v", step.Action, err)}, upgradeErr, r.addresses(c))
+		// What the pass saw is still true: the status says it, and that the step failed; it
+		// is retried with back-off.
+		setStatus(c, outcome{report: report, step: step, upgradeErr: upgradeErr, stepErr: err}, r.addresses(c))
 		return ctrl.Result{}, err
 	}
 	r.recordStep(ctx, c, step)
-	setStatus(c, report, step, upgradeErr, r.addresses(c))
+	setStatus(c, outcome{report: report, step: step, upgradeErr: upgradeErr}, r.addresses(c))
 	return ctrl.Result{RequeueAfter: requeueAfter(step, report)}, nil
 }
 
@@ -178,7 +170,7 @@ func (r *Reconciler) engine(c *v1beta2.EtcdCluster, version string) *membership.
 		replaceAfter = c.Spec.ReplaceUnreachableAfter.Duration
 	}
 	return &membership.Engine{Dial: dial, Addr: r.addresses(c), RequestTimeout: r.RequestTimeout,
-		Runtime: &statefulSetRuntime{r: r, c: c, version: version},
+		Runner:  &statefulSetRunner{r: r, c: c, version: version},
 		Outages: &r.Outages, Key: client.ObjectKeyFromObject(c).String(), ReplaceAfter: replaceAfter}
 }
 
@@ -243,8 +235,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		// A member pod made behind its gate waits for a pass to start it.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(clusterOfPod)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Watches(&corev1.Pod{}, labelled.ToOwner(v1beta2.ClusterLabel)).
 		Named(name).
 		Complete(r)
 }
@@ -252,28 +243,5 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // CacheOptions narrows the manager's cache of the kinds a cluster owns to objects labelled
 // etcd_cluster (every object the operator makes, and the claims of its StatefulSets), so
 // its memory follows the etcd clusters, not every Pod, claim or Service in the cluster.
-func CacheOptions(o *ctrl.Options) {
-	selector := labels.NewSelector().Add(*clusterLabelExists)
-	o.Cache.ByObject = map[client.Object]cache.ByObject{}
-	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.PersistentVolumeClaim{},
-		&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}} {
-		o.Cache.ByObject[obj] = cache.ByObject{Label: selector}
-	}
-}
-
-// clusterOfPod maps a member pod to its EtcdCluster.
-func clusterOfPod(_ context.Context, pod client.Object) []reconcile.Request {
-	name := pod.GetLabels()[v1beta2.ClusterLabel]
-	if name == "" {
-		return nil
-	}
-	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
-}
-
-var clusterLabelExists = func() *labels.Requirement {
-	r, err := labels.NewRequirement(v1beta2.ClusterLabel, selection.Exists, nil)
-	if err != nil {
-		panic(err) // a constant label key: checked by the tests
-	}
-	return r
-}()
+var CacheOptions = labelled.CacheOnly(labelled.Exists(v1beta2.ClusterLabel), &corev1.Pod{}, &corev1.PersistentVolumeClaim{},
+	&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{})

@@ -96,7 +96,7 @@ func TestEtcdClusterCreatesItsObjectsAndSaysMembersAreUnreachable(t *testing.T) 
 		g.Expect(c.Status.ObservedGeneration).To(Equal(c.Generation))
 		g.Expect(conditions.Get(c, v1beta2.AvailableCondition)).NotTo(BeNil())
 		g.Expect(conditions.Get(c, v1beta2.AvailableCondition).Reason).To(Equal(v1beta2.ReasonMembersUnreachable))
-		g.Expect(conditions.IsTrue(c, v1beta2.ReadyCondition)).To(BeFalse())
+		g.Expect(conditions.IsTrue(c, conditions.ReadyCondition)).To(BeFalse())
 		g.Expect(c.Status.Phase).To(Equal(v1beta2.PhaseCreating))
 		g.Expect(c.Status.ClientService).To(Equal(c.Name + "-client"))
 	}, timeout, tick).Should(Succeed())
@@ -172,7 +172,7 @@ func TestEtcdClusterNeverStartsANewClusterOverVolumesWithData(t *testing.T) {
 	}, 2*time.Second, tick).Should(Succeed())
 	g.Eventually(func(g Gomega) {
 		get(g, c)
-		g.Expect(conditions.Get(c, v1beta2.ProgressingCondition)).NotTo(BeNil())
+		g.Expect(conditions.Get(c, conditions.ProgressingCondition)).NotTo(BeNil())
 	}, timeout, tick).Should(Succeed())
 }
 
@@ -256,7 +256,7 @@ func expectDegraded(t *testing.T, c *v1beta2.EtcdCluster, reason, message string
 	t.Helper()
 	NewWithT(t).Eventually(func(g Gomega) {
 		get(g, c)
-		degraded := conditions.Get(c, v1beta2.DegradedCondition)
+		degraded := conditions.Get(c, conditions.DegradedCondition)
 		g.Expect(degraded).NotTo(BeNil())
 		g.Expect(degraded.Status).To(Equal(metav1.ConditionTrue))
 		g.Expect(degraded.Reason).To(Equal(reason))
@@ -273,8 +273,8 @@ func TestEtcdClusterNeitherAdoptsNorOverwritesAnObjectItDoesNotControl(t *testin
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80}}}}
 	g.Expect(env.Client.Create(ctx, taken)).To(Succeed())
 	c := applySample(t, "etcd_v1beta2_etcdcluster.yaml", ns)
-	expectDegraded(t, c, v1beta2.ReasonObjectNotOwned, "Service example-etcd-cluster-client already exists")
-	g.Expect(conditions.Get(c, v1beta2.ReadyCondition).Reason).To(Equal(v1beta2.ReasonObjectNotOwned))
+	expectDegraded(t, c, conditions.ReasonObjectNotOwned, "Service example-etcd-cluster-client already exists")
+	g.Expect(conditions.Get(c, conditions.ReadyCondition).Reason).To(Equal(conditions.ReasonObjectNotOwned))
 	poke(g, c, "1")
 	g.Consistently(func(g Gomega) {
 		get(g, taken)
@@ -282,7 +282,7 @@ func TestEtcdClusterNeitherAdoptsNorOverwritesAnObjectItDoesNotControl(t *testin
 		g.Expect(taken.Spec.Ports).To(HaveLen(1))
 		g.Expect(taken.Spec.Ports[0].Port).To(BeEquivalentTo(80), "not overwritten")
 	}, 2*time.Second, tick).Should(Succeed())
-	g.Expect(events.Emitted(c, v1beta2.ReasonObjectNotOwned)).To(Equal(1), "one Warning, not one per pass")
+	g.Expect(events.Emitted(c, conditions.ReasonObjectNotOwned)).To(Equal(1), "one Warning, not one per pass")
 
 	// Labelled for the cluster but controlled by nothing: still not adopted.
 	g.Expect(env.Client.Delete(ctx, taken)).To(Succeed())
@@ -292,7 +292,7 @@ func TestEtcdClusterNeitherAdoptsNorOverwritesAnObjectItDoesNotControl(t *testin
 	g.Expect(env.Client.Create(ctx, peer)).To(Succeed())
 	other := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: ns}}
 	g.Expect(env.Client.Create(ctx, other)).To(Succeed())
-	expectDegraded(t, other, v1beta2.ReasonObjectNotOwned, "Service other already exists and is controlled by no EtcdCluster")
+	expectDegraded(t, other, conditions.ReasonObjectNotOwned, "Service other already exists and is controlled by no EtcdCluster")
 
 	// Once the name is free, the next pass creates the cluster's own object.
 	poke(g, c, "2")
@@ -314,14 +314,14 @@ func TestEtcdClusterWhoseStatefulSetTheAPIRejectsIsDegradedOnceAndNotRetried(t *
 		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 	}}
 	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
-	expectDegraded(t, c, v1beta2.ReasonObjectRejected, "must be less than or equal to cpu limit")
+	expectDegraded(t, c, conditions.ReasonObjectRejected, "must be less than or equal to cpu limit")
 	// Terminal: one try per pass that events trigger (the first; one per object it created:
 	// two Services and the PodDisruptionBudget; one for its status write), however late a
 	// loaded machine runs them, where a retried error would be tried about ten times in 5 s
 	// of backoff.
 	g.Consistently(func() int { return len(logs.Since(0, ns, "Creating StatefulSet")) }, 4*time.Second, tick).
 		Should(BeNumerically("<=", 5), "terminal: not retried")
-	g.Expect(events.Emitted(c, v1beta2.ReasonObjectRejected)).To(Equal(1))
+	g.Expect(events.Emitted(c, conditions.ReasonObjectRejected)).To(Equal(1))
 }
 
 func TestEtcdClusterMakesNoWritesAndLogsNothingInSteadyState(t *testing.T) {
@@ -340,7 +340,7 @@ func TestEtcdClusterMakesNoWritesAndLogsNothingInSteadyState(t *testing.T) {
 	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		get(g, c)
-		g.Expect(conditions.IsTrue(c, v1beta2.ReadyCondition)).To(BeTrue(), "%+v", c.Status.Conditions)
+		g.Expect(conditions.IsTrue(c, conditions.ReadyCondition)).To(BeTrue(), "%+v", c.Status.Conditions)
 		g.Expect(c.Status.ReadyMembers).To(BeEquivalentTo(1))
 	}, timeout, tick).Should(Succeed())
 	g.Expect(logs.Since(0, ns, "Creating StatefulSet")).To(HaveLen(1), "each write is logged once")
@@ -356,7 +356,7 @@ func TestEtcdClusterMakesNoWritesAndLogsNothingInSteadyState(t *testing.T) {
 	g.Expect(writes.Writes()-before).To(BeZero(), "a Ready cluster whose spec did not change is not written")
 	g.Expect(logs.Since(mark, ns)).To(BeEmpty(), "an idle pass logs nothing")
 	get(g, c)
-	g.Expect(conditions.IsTrue(c, v1beta2.ReadyCondition)).To(BeTrue())
+	g.Expect(conditions.IsTrue(c, conditions.ReadyCondition)).To(BeTrue())
 }
 
 func TestPausedEtcdClusterIsOnlyObserved(t *testing.T) {
@@ -368,7 +368,7 @@ func TestPausedEtcdClusterIsOnlyObserved(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		get(g, c)
 		g.Expect(c.Status.Phase).To(Equal(v1beta2.PhasePaused))
-		g.Expect(conditions.Get(c, v1beta2.ProgressingCondition).Reason).To(Equal(v1beta2.ReasonPaused))
+		g.Expect(conditions.Get(c, conditions.ProgressingCondition).Reason).To(Equal(v1beta2.ReasonPaused))
 	}, timeout, tick).Should(Succeed())
 	g.Consistently(func() error {
 		return env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "paused"}, &appsv1.StatefulSet{})

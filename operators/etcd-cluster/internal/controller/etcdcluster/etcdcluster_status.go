@@ -32,20 +32,29 @@ var progressReasons = map[membership.Action]string{
 // memberCounts are the voting members, the healthy ones among them, and the learners.
 type memberCounts struct{ voters, healthyVoters, learners int }
 
-// setStatus computes the status from what a pass saw and did. It is pure.
-func setStatus(c *v1beta2.EtcdCluster, rep membership.Report, step membership.Step, upgradeErr error, addr membership.Addresses) {
-	c.Status.ObservedGeneration = c.Generation
-	c.Status.ClientService = clientServiceName(c)
-	n := setMembers(c, rep, addr)
-	setConditions(c, rep, n, step, upgradeErr, addr)
+// outcome is what a pass saw and did: the membership report, the step it took (or tried),
+// the refused upgrade and the error of the step, if any.
+type outcome struct {
+	report     membership.Report
+	step       membership.Step
+	upgradeErr error
+	stepErr    error
 }
 
-// setBlocked reports a pass that could not get the cluster's objects in place: Degraded and
-// not Ready, for the reason given; what is known of the members is left as it was.
-func setBlocked(c *v1beta2.EtcdCluster, reason, message string) {
+// setStatus computes the status from what a pass saw and did. It is pure.
+func setStatus(c *v1beta2.EtcdCluster, o outcome, addr membership.Addresses) {
 	c.Status.ObservedGeneration = c.Generation
-	conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, reason, message)
-	conditions.Set(c, v1beta2.ReadyCondition, metav1.ConditionFalse, reason, message)
+	c.Status.ClientService = clientServiceName(c)
+	n := setMembers(c, o.report, addr)
+	setConditions(c, o, n, addr)
+}
+
+// setBlocked reports a pass that could not get the cluster's objects in place: Degraded
+// (conditions.ErrorReason) and not Ready; what is known of the members is left as it was.
+func setBlocked(c *v1beta2.EtcdCluster, err error) {
+	c.Status.ObservedGeneration = c.Generation
+	conditions.Set(c, conditions.DegradedCondition, metav1.ConditionTrue, conditions.ErrorReason(err), err.Error())
+	conditions.Set(c, conditions.ReadyCondition, metav1.ConditionFalse, conditions.ErrorReason(err), err.Error())
 }
 
 // setMembers records the members, leader and versions, and counts the members.
@@ -92,8 +101,8 @@ func setMembers(c *v1beta2.EtcdCluster, rep membership.Report, addr membership.A
 }
 
 // setConditions sets Available, Progressing, Degraded and Ready, and the phase.
-func setConditions(c *v1beta2.EtcdCluster, rep membership.Report, n memberCounts, step membership.Step,
-	upgradeErr error, addr membership.Addresses) {
+func setConditions(c *v1beta2.EtcdCluster, oc outcome, n memberCounts, addr membership.Addresses) {
+	rep, step, upgradeErr := oc.report, oc.step, oc.upgradeErr
 	st, o := &c.Status, rep.Observed
 	voters, healthyVoters := n.voters, n.healthyVoters
 	available := o.Reachable && healthyVoters >= membership.Quorum(voters)
@@ -115,49 +124,50 @@ func setConditions(c *v1beta2.EtcdCluster, rep membership.Report, n memberCounts
 	}
 	switch {
 	case changing:
-		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionTrue, progress, step.Reason)
+		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionTrue, progress, step.Reason)
 	case step.Action == actionPaused:
-		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonPaused, step.Reason)
+		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonPaused, step.Reason)
 	case !o.Reachable:
-		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonMembersUnreachable, "waiting for members to answer")
+		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonMembersUnreachable, "waiting for members to answer")
 	case step.Action == membership.ActionRefuse:
-		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonUnsafeMembershipSkip, step.Reason)
+		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonUnsafeMembershipSkip, step.Reason)
 	case st.TargetVersion != "" && upgradeErr == nil:
-		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionTrue, v1beta2.ReasonUpgrading,
+		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionTrue, v1beta2.ReasonUpgrading,
 			fmt.Sprintf("rolling members from %s to %s one at a time", st.CurrentVersion, st.TargetVersion))
 	case slices.ContainsFunc(o.Workload, func(w membership.Workload) bool { return w.Exists && w.Outdated }):
-		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionTrue, v1beta2.ReasonRestarting, step.Reason)
+		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionTrue, v1beta2.ReasonRestarting, step.Reason)
 	default:
-		conditions.Set(c, v1beta2.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonStable, step.Reason)
+		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionFalse, conditions.ReasonStable, step.Reason)
 	}
 
-	reason, message := degraded(rep, step, upgradeErr, healthyVoters, voters, available)
-	if reason == v1beta2.ReasonAsExpected {
-		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionFalse, reason, message)
+	reason, message := degraded(oc, healthyVoters, voters, available)
+	if reason == conditions.ReasonAsExpected {
+		conditions.Set(c, conditions.DegradedCondition, metav1.ConditionFalse, reason, message)
 	} else {
-		conditions.Set(c, v1beta2.DegradedCondition, metav1.ConditionTrue, reason, message)
+		conditions.Set(c, conditions.DegradedCondition, metav1.ConditionTrue, reason, message)
 	}
 
-	ready := available && reason == v1beta2.ReasonAsExpected && step.Action == membership.ActionNone && n.learners == 0 && healthyVoters == voters &&
+	ready := available && reason == conditions.ReasonAsExpected && step.Action == membership.ActionNone && n.learners == 0 && healthyVoters == voters &&
 		voters == int(c.Spec.Size) && upgradeErr == nil && st.TargetVersion == ""
 	if ready {
-		conditions.Set(c, v1beta2.ReadyCondition, metav1.ConditionTrue, v1beta2.ReasonAllMembersReady,
+		conditions.SetSummary(c, metav1.ConditionTrue, v1beta2.ReasonAllMembersReady,
 			fmt.Sprintf("%d members, all healthy voters, leader %s", voters, st.LeaderID))
 	} else {
-		cause := conditions.Get(c, v1beta2.DegradedCondition)
-		if cause.Status != metav1.ConditionTrue {
-			cause = conditions.Get(c, v1beta2.ProgressingCondition)
-		}
-		conditions.Set(c, v1beta2.ReadyCondition, metav1.ConditionFalse, cause.Reason, cause.Message)
+		// Neither Degraded nor Progressing may be True (a paused cluster): Progressing says why.
+		p := conditions.Get(c, conditions.ProgressingCondition)
+		conditions.SetSummary(c, metav1.ConditionFalse, p.Reason, p.Message)
 	}
 	st.Phase = phase(c, o, changing, step)
 }
 
 // degraded is the reason and message of the Degraded condition: the first thing, in
 // order of what the user must do something about, that needs attention.
-func degraded(rep membership.Report, step membership.Step, upgradeErr error, healthyVoters, voters int, available bool) (string, string) {
+func degraded(oc outcome, healthyVoters, voters int, available bool) (string, string) {
+	rep, step, upgradeErr := oc.report, oc.step, oc.upgradeErr
 	o := rep.Observed
 	switch {
+	case oc.stepErr != nil:
+		return conditions.ErrorReason(oc.stepErr), fmt.Sprintf("%s of member %d failed, and is retried: %v", step.Action, step.Ordinal, oc.stepErr)
 	case step.Action == membership.ActionRefuse:
 		return v1beta2.ReasonUnsafeMembershipSkip, step.Reason
 	case upgradeErr != nil:
@@ -190,7 +200,7 @@ func degraded(rep membership.Report, step membership.Step, upgradeErr error, hea
 	case healthyVoters < voters:
 		return v1beta2.ReasonMembersUnhealthy, fmt.Sprintf("%d of %d voting members do not answer; the quorum holds", voters-healthyVoters, voters)
 	}
-	return v1beta2.ReasonAsExpected, "all members answer"
+	return conditions.ReasonAsExpected, "all members answer"
 }
 
 func phase(c *v1beta2.EtcdCluster, o membership.Observed, changing bool, step membership.Step) v1beta2.Phase {

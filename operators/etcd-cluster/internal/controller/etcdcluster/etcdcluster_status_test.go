@@ -55,27 +55,27 @@ func TestSetStatus(t *testing.T) {
 		want    want
 	}{
 		{"healthy and complete", reachable(healthy(3)), membership.Step{Action: membership.ActionNone},
-			nil, want{v1beta2.ReasonAllMembersReady, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonAsExpected, true, v1beta2.PhaseRunning}},
+			nil, want{v1beta2.ReasonAllMembersReady, v1beta2.ReasonQuorumAvailable, conditions.ReasonStable, conditions.ReasonAsExpected, true, v1beta2.PhaseRunning}},
 		{"unreachable", membership.Report{Observed: membership.Observed{Workloads: 1}}, membership.Step{Action: membership.ActionWait},
 			nil, want{v1beta2.ReasonMembersUnreachable, v1beta2.ReasonMembersUnreachable, v1beta2.ReasonMembersUnreachable, v1beta2.ReasonMembersUnreachable, false, v1beta2.PhaseCreating}},
 		{"learner catching up", reachable(learning), membership.Step{Action: membership.ActionWait, Ordinal: 2, ID: 0xa2},
-			nil, want{v1beta2.ReasonPromotingLearner, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonPromotingLearner, v1beta2.ReasonAsExpected, false, v1beta2.PhaseScaling}},
+			nil, want{v1beta2.ReasonPromotingLearner, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonPromotingLearner, conditions.ReasonAsExpected, false, v1beta2.PhaseScaling}},
 		{"unsafe removal refused", reachable(sick), membership.Step{Action: membership.ActionRefuse, Reason: "would lose quorum"},
 			nil, want{v1beta2.ReasonUnsafeMembershipSkip, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonUnsafeMembershipSkip, v1beta2.ReasonUnsafeMembershipSkip, false, v1beta2.PhaseRunning}},
 		{"unsupported upgrade", reachable(healthy(3)), membership.Step{Action: membership.ActionNone},
-			errors.New("skips a minor"), want{v1beta2.ReasonUpgradeRefused, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonUpgradeRefused, false, v1beta2.PhaseUpgrading}},
+			errors.New("skips a minor"), want{v1beta2.ReasonUpgradeRefused, v1beta2.ReasonQuorumAvailable, conditions.ReasonStable, v1beta2.ReasonUpgradeRefused, false, v1beta2.PhaseUpgrading}},
 		{"one member down, the quorum holds", reachable(sick), membership.Step{Action: membership.ActionNone},
-			nil, want{v1beta2.ReasonMembersUnhealthy, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonMembersUnhealthy, false, v1beta2.PhaseRunning}},
+			nil, want{v1beta2.ReasonMembersUnhealthy, v1beta2.ReasonQuorumAvailable, conditions.ReasonStable, v1beta2.ReasonMembersUnhealthy, false, v1beta2.PhaseRunning}},
 		{"quorum lost", reachable(lostQuorum), membership.Step{Action: membership.ActionWait},
-			nil, want{v1beta2.ReasonQuorumLost, v1beta2.ReasonQuorumLost, v1beta2.ReasonStable, v1beta2.ReasonQuorumLost, false, v1beta2.PhaseRunning}},
+			nil, want{v1beta2.ReasonQuorumLost, v1beta2.ReasonQuorumLost, conditions.ReasonStable, v1beta2.ReasonQuorumLost, false, v1beta2.PhaseRunning}},
 		{"a member's quota is full", withAlarm(reachable(healthy(3)), "NOSPACE"), membership.Step{Action: membership.ActionNone},
-			nil, want{v1beta2.ReasonNoSpace, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonNoSpace, false, v1beta2.PhaseRunning}},
+			nil, want{v1beta2.ReasonNoSpace, v1beta2.ReasonQuorumAvailable, conditions.ReasonStable, v1beta2.ReasonNoSpace, false, v1beta2.PhaseRunning}},
 		{"a member fails because of the spec", failing(reachable(sick)), membership.Step{Action: membership.ActionNone},
-			nil, want{v1beta2.ReasonMemberFailing, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonStable, v1beta2.ReasonMemberFailing, false, v1beta2.PhaseRunning}},
+			nil, want{v1beta2.ReasonMemberFailing, v1beta2.ReasonQuorumAvailable, conditions.ReasonStable, v1beta2.ReasonMemberFailing, false, v1beta2.PhaseRunning}},
 		{"members restart onto a new spec", reachable(healthy(3)), membership.Step{Action: membership.ActionRestart, Ordinal: 2},
-			nil, want{v1beta2.ReasonRestarting, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonRestarting, v1beta2.ReasonAsExpected, false, v1beta2.PhaseScaling}},
+			nil, want{v1beta2.ReasonRestarting, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonRestarting, conditions.ReasonAsExpected, false, v1beta2.PhaseScaling}},
 		{"a restart waits for the member restarted before to be Ready", rolling(reachable(healthy(3))), membership.Step{Action: membership.ActionWait, Ordinal: 2},
-			nil, want{v1beta2.ReasonRestarting, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonRestarting, v1beta2.ReasonAsExpected, false, v1beta2.PhaseRunning}},
+			nil, want{v1beta2.ReasonRestarting, v1beta2.ReasonQuorumAvailable, v1beta2.ReasonRestarting, conditions.ReasonAsExpected, false, v1beta2.PhaseRunning}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,18 +84,18 @@ func TestSetStatus(t *testing.T) {
 			if tt.upgrade != nil {
 				c.Spec.Version = "3.8.0"
 			}
-			setStatus(c, tt.report, tt.step, tt.upgrade, DNSAddresses(c))
+			setStatus(c, outcome{report: tt.report, step: tt.step, upgradeErr: tt.upgrade}, DNSAddresses(c))
 			for typ, reason := range map[string]string{
-				v1beta2.ReadyCondition: tt.want.ready, v1beta2.AvailableCondition: tt.want.available,
-				v1beta2.ProgressingCondition: tt.want.progressing, v1beta2.DegradedCondition: tt.want.degraded,
+				conditions.ReadyCondition: tt.want.ready, v1beta2.AvailableCondition: tt.want.available,
+				conditions.ProgressingCondition: tt.want.progressing, conditions.DegradedCondition: tt.want.degraded,
 			} {
 				got := conditions.Get(c, typ)
 				if got == nil || got.Reason != reason || got.ObservedGeneration != 4 {
 					t.Errorf("%s = %+v, want reason %s at generation 4", typ, got, reason)
 				}
 			}
-			if conditions.IsTrue(c, v1beta2.ReadyCondition) != tt.want.readyTrue || c.Status.Phase != tt.want.phase {
-				t.Errorf("ready %v phase %s; want %v %s", conditions.IsTrue(c, v1beta2.ReadyCondition), c.Status.Phase, tt.want.readyTrue, tt.want.phase)
+			if conditions.IsTrue(c, conditions.ReadyCondition) != tt.want.readyTrue || c.Status.Phase != tt.want.phase {
+				t.Errorf("ready %v phase %s; want %v %s", conditions.IsTrue(c, conditions.ReadyCondition), c.Status.Phase, tt.want.readyTrue, tt.want.phase)
 			}
 		})
 	}
@@ -105,7 +105,7 @@ func TestSetStatusListsMembersWithIDsAndTheLeader(t *testing.T) {
 	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "ns"}}
 	c.Spec.Size, c.Spec.Version = 3, "3.6.8"
 	report := membership.Report{Observed: membership.Observed{Reachable: true, Members: healthy(3), Workloads: 3}, Leader: 0xa1, Version: "3.6.8"}
-	setStatus(c, report, membership.Step{Action: membership.ActionNone}, nil, DNSAddresses(c))
+	setStatus(c, outcome{report: report, step: membership.Step{Action: membership.ActionNone}}, DNSAddresses(c))
 	if c.Status.LeaderID != "a1" || c.Status.CurrentVersion != "3.6.8" || c.Status.Size != 3 || c.Status.ReadyMembers != 3 {
 		t.Fatalf("status = %+v", c.Status)
 	}
@@ -113,7 +113,7 @@ func TestSetStatusListsMembersWithIDsAndTheLeader(t *testing.T) {
 		t.Fatalf("first member = %+v", m)
 	}
 	// When nothing answers any more, members are no longer Ready and there is no leader.
-	setStatus(c, membership.Report{Observed: membership.Observed{Workloads: 3}}, membership.Step{Action: membership.ActionWait}, nil, DNSAddresses(c))
+	setStatus(c, outcome{report: membership.Report{Observed: membership.Observed{Workloads: 3}}, step: membership.Step{Action: membership.ActionWait}}, DNSAddresses(c))
 	if c.Status.LeaderID != "" || c.Status.ReadyMembers != 0 || c.Status.Members[0].Ready || c.Status.Phase != v1beta2.PhaseFailed {
 		t.Fatalf("status after losing contact = %+v", c.Status)
 	}
@@ -124,9 +124,31 @@ func TestSetStatusReportsTheLowestVersionMembersRun(t *testing.T) {
 	c.Spec.Size, c.Spec.Version = 3, "3.6.8"
 	// The engine reports the lowest version a member answering runs, not the leader's.
 	report := membership.Report{Observed: membership.Observed{Reachable: true, Members: healthy(3), Workloads: 3}, Leader: 0xa0, Version: "3.5.21"}
-	setStatus(c, report, membership.Step{Action: membership.ActionRestart}, nil, DNSAddresses(c))
+	setStatus(c, outcome{report: report, step: membership.Step{Action: membership.ActionRestart}}, DNSAddresses(c))
 	if c.Status.CurrentVersion != "3.5.21" || c.Status.TargetVersion != "3.6.8" {
 		t.Fatalf("current %q target %q; want 3.5.21 and 3.6.8", c.Status.CurrentVersion, c.Status.TargetVersion)
+	}
+}
+
+func TestSetStatusSaysWhichStepFailedAndKeepsWhatThePassSaw(t *testing.T) {
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "ns", Generation: 2}}
+	c.Spec.Size, c.Spec.Version = 5, "3.6.8"
+	report := membership.Report{Observed: membership.Observed{Reachable: true, Members: healthy(3), Workloads: 3}, Leader: 0xa1, Version: "3.6.8"}
+	step := membership.Step{Action: membership.ActionAdd, Ordinal: 3, Reason: "scaling out to 5"}
+	setStatus(c, outcome{report: report, step: step, stepErr: errors.New("etcdserver: too many learner members")}, DNSAddresses(c))
+	degraded, progressing, ready := conditions.Get(c, conditions.DegradedCondition), conditions.Get(c, conditions.ProgressingCondition), conditions.Get(c, conditions.ReadyCondition)
+	if degraded.Status != metav1.ConditionTrue || degraded.Reason != conditions.ReasonReconcileFailed ||
+		degraded.Message != "Add of member 3 failed, and is retried: etcdserver: too many learner members" {
+		t.Errorf("Degraded = %+v", degraded)
+	}
+	if progressing.Status != metav1.ConditionTrue || progressing.Reason != v1beta2.ReasonScalingOut || progressing.Message != "scaling out to 5" {
+		t.Errorf("Progressing says the step under way: %+v", progressing)
+	}
+	if ready.Status != metav1.ConditionFalse || ready.Reason != conditions.ReasonReconcileFailed {
+		t.Errorf("Ready = %+v", ready)
+	}
+	if c.Status.LeaderID != "a1" || c.Status.ReadyMembers != 3 || !conditions.IsTrue(c, v1beta2.AvailableCondition) {
+		t.Errorf("what the pass saw is reported: %+v", c.Status)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
+	"github.com/quintet-operators/quintet/shared/pods"
 )
 
 // Ports and paths of every member.
@@ -200,13 +201,9 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 			// default on every comparison (copyManagedFields) and update the StatefulSet each pass.
 			PeriodSeconds: 5, FailureThreshold: 3, TimeoutSeconds: 1, SuccessThreshold: 1,
 		},
-		Resources:    policy.Resources,
-		VolumeMounts: []corev1.VolumeMount{{Name: volumeName, MountPath: dataMount}},
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			ReadOnlyRootFilesystem:   ptr.To(true),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		},
+		Resources:       policy.Resources,
+		VolumeMounts:    []corev1.VolumeMount{{Name: volumeName, MountPath: dataMount}},
+		SecurityContext: pods.RestrictedContainerSecurityContext(&corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}),
 	}
 	return &appsv1.StatefulSet{
 		ObjectMeta: objectMeta(c, c.Name),
@@ -235,11 +232,8 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 					NodeSelector:                 policy.NodeSelector,
 					Affinity:                     memberAntiAffinity(c, policy.AntiAffinity),
 					Tolerations:                  policy.Tolerations,
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](uid), RunAsGroup: ptr.To[int64](uid), FSGroup: ptr.To[int64](uid),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
-					Containers: []corev1.Container{container},
+					SecurityContext:              podSecurityContext(),
+					Containers:                   []corev1.Container{container},
 				},
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
@@ -252,4 +246,11 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 			}},
 		},
 	}
+}
+
+// podSecurityContext runs a member as etcd's image user, owning its data volume.
+func podSecurityContext() *corev1.PodSecurityContext {
+	sc := pods.RestrictedPodSecurityContext(uid)
+	sc.FSGroup = ptr.To[int64](uid)
+	return sc
 }

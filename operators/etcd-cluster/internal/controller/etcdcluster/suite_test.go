@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -61,10 +62,13 @@ func runSuite(m *testing.M) int {
 		}
 	}()
 	for _, clusterWide := range []bool{false, true} {
-		mgr, err := env.NewManager(testenv.ManagerOptions{Customize: CacheOptions, FieldOwner: fieldOwners[clusterWide], EventSource: "etcd-test"})
+		mgr, err := env.NewManager(testenv.ManagerOptions{Customize: func(o *ctrl.Options) {
+			CacheOptions(o)
+			o.Controller.MaxConcurrentReconciles = 2
+		}, FieldOwner: fieldOwners[clusterWide], EventSource: "etcd-test"})
 		must(err)
 		r := &Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events, ClusterWide: clusterWide,
-			MaxConcurrentReconciles: 2, Addresses: testAddresses}
+			Addresses: testAddresses}
 		must(r.SetupWithManager(mgr))
 		if !clusterWide {
 			reconciler, cached, writes, events, logs = r, mgr.GetCache(), mgr.Writes, mgr.Events, mgr.Logs

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	quintetconditions "github.com/quintet-operators/quintet/shared/conditions"
 )
 
 // conditionNameEnv names the OperatorCondition of an operator OLM runs; OLM sets it.
@@ -35,7 +36,7 @@ func Holds(clusters []v1beta2.EtcdCluster) []string {
 	var holds []string
 	for i := range clusters {
 		c := &clusters[i]
-		p := meta.FindStatusCondition(c.Status.Conditions, v1beta2.ProgressingCondition)
+		p := meta.FindStatusCondition(c.Status.Conditions, quintetconditions.ProgressingCondition)
 		// Progressing is True exactly while a cluster is mid-operation (bootstrapping,
 		// scaling, promoting, replacing, restarting, recovering, upgrading).
 		if p != nil && p.Status == metav1.ConditionTrue {

@@ -7,17 +7,18 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/shared/conditions"
 )
 
 func cluster(name string, progressing metav1.ConditionStatus, reason string) v1beta2.EtcdCluster {
 	c := v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}
-	c.Status.Conditions = []metav1.Condition{{Type: v1beta2.ProgressingCondition, Status: progressing, Reason: reason}}
+	c.Status.Conditions = []metav1.Condition{{Type: conditions.ProgressingCondition, Status: progressing, Reason: reason}}
 	return c
 }
 
 func TestClustersChangingMembersOrVersionsHoldUpgrades(t *testing.T) {
 	clusters := []v1beta2.EtcdCluster{
-		cluster("stable", metav1.ConditionFalse, v1beta2.ReasonStable),
+		cluster("stable", metav1.ConditionFalse, conditions.ReasonStable),
 		cluster("unreachable", metav1.ConditionFalse, v1beta2.ReasonMembersUnreachable),
 		cluster("upgrading", metav1.ConditionTrue, v1beta2.ReasonUpgrading),
 		cluster("adding", metav1.ConditionTrue, v1beta2.ReasonScalingOut),

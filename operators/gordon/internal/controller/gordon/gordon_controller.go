@@ -9,17 +9,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/labelled"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -27,15 +24,13 @@ import (
 type Reconciler struct {
 	client.Client
 	Recorder recorder.EventRecorder
-	// MaxConcurrentReconciles bounds how many Gordons are reconciled at once; 1 when zero.
-	MaxConcurrentReconciles int
 	// ProxyEnv are the cluster's proxy settings OLM gives the manager (HTTP_PROXY, HTTPS_PROXY,
 	// NO_PROXY), passed on to every pod.
 	ProxyEnv []corev1.EnvVar
 
 	expectations *expectations
 	backoff      *replacementBackoff
-	degraded     conditions.Transitions
+	transitions  conditions.Transitions
 }
 
 // +kubebuilder:rbac:groups=operator.prgcont.cz,resources=gordons,verbs=get;list;watch
@@ -51,7 +46,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if apierrors.IsNotFound(err) {
 			r.expectations.forget(req.String())
 			r.backoff.forget(req.String())
-			r.degraded.Forget(req.Namespace, req.Name)
+			r.transitions.Forget(req.Namespace, req.Name)
 			forgetPodMetrics(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -60,7 +55,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// The pods go with the Gordon through their owner references: nothing to clean up.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(g)
+	patcher := status.NewPatcher(g, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, g)}) }()
 	return r.reconcileNormal(ctx, g)
 }
@@ -79,14 +74,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *v1.Gordon) (ctrl.Re
 	active, terminated := classifyPods(pods)
 	template := newPod(g, r.ProxyEnv)
 	current, outdated := splitByTemplate(active, template.Labels[v1.TemplateHashLabel])
-	before := conditions.Snapshot(g)
 	res := syncResult{current: current, outdated: outdated, terminated: terminated}
 	res.replaceAfter, res.deleteErr = r.removeTerminatedPods(ctx, g, terminated)
 	if synced {
 		r.applyPlan(ctx, g, template, planFor(g, res), &res)
 	}
 	setStatus(g, res)
-	r.degraded.RecordDegraded(r.Recorder, g, before, v1.DegradedCondition)
 	recordPodMetrics(g.Namespace, g.Name, g.Status.Replicas, g.Status.ReadyReplicas)
 	if err := kerrors.NewAggregate([]error{res.createErr, res.deleteErr}); err != nil {
 		return ctrl.Result{}, err
@@ -112,19 +105,7 @@ func (r *Reconciler) ownedPods(ctx context.Context, g *v1.Gordon) ([]corev1.Pod,
 
 // CacheOptions narrows the manager's pod cache to pods that carry the Gordon label, so the
 // operator's memory follows the pods it manages, not every pod in the cluster.
-func CacheOptions(o *ctrl.Options) {
-	o.Cache.ByObject = map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Label: labels.NewSelector().Add(*gordonLabelExists)},
-	}
-}
-
-var gordonLabelExists = func() *labels.Requirement {
-	r, err := labels.NewRequirement(v1.GordonLabel, selection.Exists, nil)
-	if err != nil {
-		panic(err)
-	}
-	return r
-}()
+var CacheOptions = labelled.CacheOnly(labelled.Exists(v1.GordonLabel), &corev1.Pod{})
 
 // SetupWithManager watches Gordons and the pods they control.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -133,7 +114,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Gordon{}).
 		Watches(&corev1.Pod{}, &podEventHandler{expectations: r.expectations}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("gordon").
 		Complete(r)
 }

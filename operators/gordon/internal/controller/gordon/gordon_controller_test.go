@@ -87,14 +87,14 @@ func waitReady(t *testing.T, gordon *v1.Gordon, n int32) {
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(gordon), gordon)).To(Succeed())
 		g.Expect(gordon.Status.ObservedGeneration).To(Equal(gordon.Generation))
 		g.Expect(gordon.Status.ReadyReplicas).To(Equal(n))
-		g.Expect(conditions.IsTrue(gordon, v1.ReadyCondition)).To(BeTrue())
+		g.Expect(conditions.IsTrue(gordon, conditions.ReadyCondition)).To(BeTrue())
 	}, timeout, tick).Should(Succeed())
 }
 
 // degradedCondition reads gordon from the API server and returns its Degraded condition.
 func degradedCondition(g Gomega, gordon *v1.Gordon) metav1.Condition {
 	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(gordon), gordon)).To(Succeed())
-	c := conditions.Get(gordon, v1.DegradedCondition)
+	c := conditions.Get(gordon, conditions.DegradedCondition)
 	g.Expect(c).NotTo(BeNil())
 	return *c
 }
@@ -113,17 +113,17 @@ func TestGordonCreatesOwnedRestrictedPodsAndReportsThem(t *testing.T) {
 	g.Eventually(func(g Gomega) {
 		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(gordon), gordon)).To(Succeed())
 		g.Expect(gordon.Status.Replicas).To(BeEquivalentTo(3))
-		g.Expect(conditions.Get(gordon, v1.ReadyCondition)).NotTo(BeNil())
-		g.Expect(conditions.Get(gordon, v1.ReadyCondition).Reason).To(Equal(v1.ReasonPodsNotReady))
-		g.Expect(conditions.IsTrue(gordon, v1.ProgressingCondition)).To(BeTrue())
+		g.Expect(conditions.Get(gordon, conditions.ReadyCondition)).NotTo(BeNil())
+		g.Expect(conditions.Get(gordon, conditions.ReadyCondition).Reason).To(Equal(v1.ReasonPodsNotReady))
+		g.Expect(conditions.IsTrue(gordon, conditions.ProgressingCondition)).To(BeTrue())
 	}, timeout, tick).Should(Succeed())
 
 	runPods(g, pods)
 	waitReady(t, gordon, 3)
 	g.Expect(gordon.Status.Pods).To(ConsistOf(names(pods)))
 	g.Expect(gordon.Status.Selector).To(Equal(v1.GordonLabel + "=gordoncluster"))
-	g.Expect(conditions.Get(gordon, v1.ProgressingCondition).Reason).To(Equal(v1.ReasonStable))
-	g.Expect(conditions.Get(gordon, v1.DegradedCondition).Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(conditions.Get(gordon, conditions.ProgressingCondition).Reason).To(Equal(conditions.ReasonStable))
+	g.Expect(conditions.Get(gordon, conditions.DegradedCondition).Status).To(Equal(metav1.ConditionFalse))
 }
 
 func TestGordonScalesUpAndDownThroughTheScaleSubresource(t *testing.T) {
@@ -280,8 +280,8 @@ func TestGordonWhosePodsTheAPIRejectsIsDegradedOnceAndNotRetried(t *testing.T) {
 	g.Expect(env.Client.Update(ctx, gordon)).To(Succeed())
 	runPods(g, waitForPods(t, gordon, 3))
 	waitReady(t, gordon, 3)
-	g.Expect(conditions.Get(gordon, v1.DegradedCondition).Status).To(Equal(metav1.ConditionFalse))
-	g.Expect(events.Emitted(gordon, v1.ReasonAsExpected)).To(Equal(1), "the recovery is an Event too")
+	g.Expect(conditions.Get(gordon, conditions.DegradedCondition).Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(events.Emitted(gordon, conditions.ReasonAsExpected)).To(Equal(1), "the recovery is an Event too")
 }
 
 func TestGordonRejectsBadInputAtAdmission(t *testing.T) {

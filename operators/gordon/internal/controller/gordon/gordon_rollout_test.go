@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/pods"
 )
 
 // patchSpec changes gordon's spec with a merge patch, which the controller's status writes
@@ -40,26 +41,26 @@ func TestGordonRollsAChangedTemplateWithinMaxSurgeAndMaxUnavailable(t *testing.T
 
 	// Play the kubelet: pods become Ready one step after they appear. At every step at most
 	// replicas+1 pods exist and at least replicas are Ready.
-	rolled := func(pods []corev1.Pod) bool {
-		for _, p := range pods {
-			if len(p.Spec.Containers[0].Env) != 1 || !isPodReady(&p) {
+	rolled := func(live []corev1.Pod) bool {
+		for _, p := range live {
+			if len(p.Spec.Containers[0].Env) != 1 || !pods.Ready(&p) {
 				return false
 			}
 		}
-		return len(pods) == replicas
+		return len(live) == replicas
 	}
 	deadline := time.Now().Add(timeout)
 	for {
-		pods := livePods(g, gordon)
-		g.Expect(len(pods)).To(BeNumerically("<=", replicas+1), "more pods than replicas + maxSurge")
-		g.Expect(countReady(pods)).To(BeNumerically(">=", replicas), "fewer Ready pods than replicas - maxUnavailable")
-		if rolled(pods) {
+		live := livePods(g, gordon)
+		g.Expect(len(live)).To(BeNumerically("<=", replicas+1), "more pods than replicas + maxSurge")
+		g.Expect(countReady(live)).To(BeNumerically(">=", replicas), "fewer Ready pods than replicas - maxUnavailable")
+		if rolled(live) {
 			break
 		}
-		g.Expect(time.Now().Before(deadline)).To(BeTrue(), "the rollout did not finish: %d pods", len(pods))
+		g.Expect(time.Now().Before(deadline)).To(BeTrue(), "the rollout did not finish: %d pods", len(live))
 		var fresh []corev1.Pod
-		for _, p := range pods {
-			if !isPodReady(&p) {
+		for _, p := range live {
+			if !pods.Ready(&p) {
 				fresh = append(fresh, p)
 			}
 		}
@@ -102,9 +103,9 @@ func TestGordonReportsARolloutHeldByCrashLoopingPods(t *testing.T) {
 
 	g.Eventually(func(g Gomega) {
 		degraded := degradedCondition(g, gordon)
-		g.Expect(degraded.Reason).To(Equal(v1.ReasonPodsFailing))
+		g.Expect(degraded.Reason).To(Equal(conditions.ReasonPodsFailing))
 		g.Expect(degraded.Message).To(Equal("pod " + broken.Name + ": CrashLoopBackOff (last exit code 1 after 0 restarts)"))
-		g.Expect(conditions.Get(gordon, v1.ProgressingCondition).Reason).To(Equal(v1.ReasonRollingUpdate))
+		g.Expect(conditions.Get(gordon, conditions.ProgressingCondition).Reason).To(Equal(v1.ReasonRollingUpdate))
 		g.Expect(gordon.Status.UpdatedReplicas).To(BeEquivalentTo(1))
 	}, timeout, tick).Should(Succeed())
 	// Held: the old pods keep serving, the crash-looping pod is neither replaced nor joined.
@@ -118,7 +119,7 @@ func TestGordonReportsARolloutHeldByCrashLoopingPods(t *testing.T) {
 		g.Expect(names(livePods(g, gordon))).To(ConsistOf(old[0].Name, old[1].Name))
 	}, timeout, tick).Should(Succeed())
 	waitReady(t, gordon, 2)
-	g.Expect(conditions.Get(gordon, v1.DegradedCondition).Reason).To(Equal(v1.ReasonAsExpected))
+	g.Expect(conditions.Get(gordon, conditions.DegradedCondition).Reason).To(Equal(conditions.ReasonAsExpected))
 }
 
 func TestGordonBacksOffReplacingPodsThatKeepFailing(t *testing.T) {
@@ -127,8 +128,7 @@ func TestGordonBacksOffReplacingPodsThatKeepFailing(t *testing.T) {
 	ns := newNamespace(t)
 	gordon := newGordon(t, ns, 1)
 	fail := func() corev1.Pod {
-		pods := waitForPods(t, gordon, 1)
-		p := pods[0]
+		p := waitForPods(t, gordon, 1)[0]
 		p.Status.Phase = corev1.PodFailed
 		p.Status.Reason = "OutOfcpu" // what the kubelet says of a pod it cannot admit
 		g.Expect(env.Client.Status().Update(ctx, &p)).To(Succeed())
@@ -145,7 +145,7 @@ func TestGordonBacksOffReplacingPodsThatKeepFailing(t *testing.T) {
 	second := fail()
 	g.Eventually(func(g Gomega) {
 		degraded := degradedCondition(g, gordon)
-		g.Expect(degraded.Reason).To(Equal(v1.ReasonPodsFailing))
+		g.Expect(degraded.Reason).To(Equal(conditions.ReasonPodsFailing))
 		g.Expect(degraded.Message).To(HavePrefix("pod " + second.Name + " Failed (OutOfcpu); terminated pods are replaced after a back-off"))
 	}, timeout, tick).Should(Succeed())
 	g.Consistently(func(g Gomega) {

@@ -10,7 +10,7 @@ import (
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
 	"github.com/quintet-operators/quintet/shared/conditions"
-	"github.com/quintet-operators/quintet/shared/podfailure"
+	"github.com/quintet-operators/quintet/shared/pods"
 )
 
 // syncResult is what one pass saw and did, for the status.
@@ -45,29 +45,20 @@ func setStatus(g *v1.Gordon, res syncResult) {
 	have, ready := g.Status.Replicas, g.Status.ReadyReplicas
 	switch {
 	case len(res.outdated) > 0:
-		conditions.Set(g, v1.ProgressingCondition, metav1.ConditionTrue, v1.ReasonRollingUpdate,
+		conditions.Set(g, conditions.ProgressingCondition, metav1.ConditionTrue, v1.ReasonRollingUpdate,
 			fmt.Sprintf("%d of %d pods run the current pod template, %d outdated", len(res.current), desired, len(res.outdated)))
 	case have < desired:
-		conditions.Set(g, v1.ProgressingCondition, metav1.ConditionTrue, v1.ReasonScalingUp,
+		conditions.Set(g, conditions.ProgressingCondition, metav1.ConditionTrue, v1.ReasonScalingUp,
 			fmt.Sprintf("%d of %d pods exist", have, desired))
 	case have > desired:
-		conditions.Set(g, v1.ProgressingCondition, metav1.ConditionTrue, v1.ReasonScalingDown,
+		conditions.Set(g, conditions.ProgressingCondition, metav1.ConditionTrue, v1.ReasonScalingDown,
 			fmt.Sprintf("%d pods exist, %d desired", have, desired))
 	case ready < desired:
-		conditions.Set(g, v1.ProgressingCondition, metav1.ConditionTrue, v1.ReasonPodsNotReady,
+		conditions.Set(g, conditions.ProgressingCondition, metav1.ConditionTrue, v1.ReasonPodsNotReady,
 			fmt.Sprintf("%d of %d pods are Ready", ready, desired))
 	default:
-		conditions.Set(g, v1.ProgressingCondition, metav1.ConditionFalse, v1.ReasonStable,
+		conditions.Set(g, conditions.ProgressingCondition, metav1.ConditionFalse, conditions.ReasonStable,
 			fmt.Sprintf("%d pods, all Ready", desired))
-	}
-
-	if !conditions.IsTrue(g, v1.ProgressingCondition) {
-		conditions.Set(g, v1.ReadyCondition, metav1.ConditionTrue, v1.ReasonAllPodsReady,
-			fmt.Sprintf("%d of %d pods are Ready", desired, desired))
-	} else {
-		reason := conditions.Get(g, v1.ProgressingCondition).Reason
-		conditions.Set(g, v1.ReadyCondition, metav1.ConditionFalse, reason,
-			fmt.Sprintf("%d of %d pods are Ready", ready, desired))
 	}
 
 	// Terminated pods are news only while their replacement backs off.
@@ -78,25 +69,26 @@ func setStatus(g *v1.Gordon, res syncResult) {
 	failures := podFailures(active, held)
 	switch {
 	case res.createErr != nil:
-		conditions.Set(g, v1.DegradedCondition, metav1.ConditionTrue, v1.ReasonPodCreateFailed, res.createErr.Error())
+		conditions.Set(g, conditions.DegradedCondition, metav1.ConditionTrue, v1.ReasonPodCreateFailed, res.createErr.Error())
 	case res.deleteErr != nil:
-		conditions.Set(g, v1.DegradedCondition, metav1.ConditionTrue, v1.ReasonPodDeleteFailed, res.deleteErr.Error())
+		conditions.Set(g, conditions.DegradedCondition, metav1.ConditionTrue, v1.ReasonPodDeleteFailed, res.deleteErr.Error())
 	case len(failures) > 0:
-		conditions.Set(g, v1.DegradedCondition, metav1.ConditionTrue, v1.ReasonPodsFailing, failingMessage(failures, res.replaceAfter > 0))
+		conditions.Set(g, conditions.DegradedCondition, metav1.ConditionTrue, conditions.ReasonPodsFailing, failingMessage(failures, res.replaceAfter > 0))
 	default:
-		conditions.Set(g, v1.DegradedCondition, metav1.ConditionFalse, v1.ReasonAsExpected, "Pods are created and deleted as expected")
+		conditions.Set(g, conditions.DegradedCondition, metav1.ConditionFalse, conditions.ReasonAsExpected, "Pods are created and deleted as expected")
 	}
+	conditions.SetSummary(g, metav1.ConditionTrue, v1.ReasonAllPodsReady, fmt.Sprintf("%d of %d pods are Ready", desired, desired))
 }
 
 // podFailures describes, sorted, the pods that terminated and the active pods whose
-// container cannot run (podfailure.Of).
+// container cannot run (pods.Failure).
 func podFailures(active, terminated []corev1.Pod) []string {
 	var out []string
 	for _, p := range terminated {
 		out = append(out, fmt.Sprintf("pod %s %s (%s)", p.Name, p.Status.Phase, p.Status.Reason))
 	}
 	for i := range active {
-		if failure := podfailure.Of(&active[i]); failure != "" {
+		if failure := pods.Failure(&active[i]); failure != "" {
 			out = append(out, failure)
 		}
 	}
@@ -107,7 +99,7 @@ func podFailures(active, terminated []corev1.Pod) []string {
 // failingMessage is the Degraded message for these failures: the first few, how many more,
 // and whether replacements are backing off.
 func failingMessage(failures []string, backingOff bool) string {
-	msg := podfailure.Summary(failures)
+	msg := pods.FailureSummary(failures)
 	if backingOff {
 		msg += fmt.Sprintf("; terminated pods are replaced after a back-off that doubles from %s to %s",
 			replacementBackoffInitial, replacementBackoffMax)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
+	"github.com/quintet-operators/quintet/shared/pods"
 )
 
 // appName names the application in pod labels and the container of a gordon pod.
@@ -50,7 +51,9 @@ func newPod(g *v1.Gordon, proxyEnv []corev1.EnvVar) *corev1.Pod {
 		ReadinessProbe:  spec.ReadinessProbe,
 		LivenessProbe:   spec.LivenessProbe,
 		StartupProbe:    spec.StartupProbe,
-		SecurityContext: restrictedSecurityContext(spec.SecurityContext),
+		// The user's, with the unset fields the restricted level needs; the CRD refuses the
+		// settings that break that level.
+		SecurityContext: pods.RestrictedContainerSecurityContext(spec.SecurityContext),
 	}
 	if spec.Resources != nil {
 		container.Resources = *spec.Resources
@@ -66,37 +69,12 @@ func newPod(g *v1.Gordon, proxyEnv []corev1.EnvVar) *corev1.Pod {
 			AutomountServiceAccountToken: ptr.To(false),
 			NodeSelector:                 spec.NodeSelector,
 			Tolerations:                  spec.Tolerations,
-			SecurityContext: &corev1.PodSecurityContext{
-				RunAsNonRoot:   ptr.To(true),
-				RunAsUser:      ptr.To[int64](nonRootUID),
-				RunAsGroup:     ptr.To[int64](nonRootUID),
-				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-			},
-			Containers: []corev1.Container{container},
+			SecurityContext:              pods.RestrictedPodSecurityContext(nonRootUID),
+			Containers:                   []corev1.Container{container},
 		},
 	}
 	pod.Labels[v1.TemplateHashLabel] = templateHash(&pod.Spec)
 	return pod
-}
-
-// restrictedSecurityContext is the user's container securityContext with the unset fields
-// the restricted Pod Security level needs: no privilege escalation, ALL capabilities dropped.
-// The CRD refuses the settings that break that level.
-func restrictedSecurityContext(user *corev1.SecurityContext) *corev1.SecurityContext {
-	sc := &corev1.SecurityContext{}
-	if user != nil {
-		sc = user.DeepCopy()
-	}
-	if sc.AllowPrivilegeEscalation == nil {
-		sc.AllowPrivilegeEscalation = ptr.To(false)
-	}
-	if sc.Capabilities == nil {
-		sc.Capabilities = &corev1.Capabilities{}
-	}
-	if !slices.Contains(sc.Capabilities.Drop, "ALL") {
-		sc.Capabilities.Drop = append(sc.Capabilities.Drop, "ALL")
-	}
-	return sc
 }
 
 // templateHash names a pod spec: equal specs hash equal, so a pod whose label differs from
@@ -114,8 +92,8 @@ func templateHash(spec *corev1.PodSpec) string {
 // classifyPods splits g's pods into those that count (neither terminating nor terminated)
 // and those that terminated (Succeeded or Failed, e.g. evicted) and must be replaced.
 // Terminating pods (deletion requested) belong to neither.
-func classifyPods(pods []corev1.Pod) (active, terminated []corev1.Pod) {
-	for _, p := range pods {
+func classifyPods(all []corev1.Pod) (active, terminated []corev1.Pod) {
+	for _, p := range all {
 		switch {
 		case p.DeletionTimestamp != nil:
 		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
@@ -125,16 +103,6 @@ func classifyPods(pods []corev1.Pod) (active, terminated []corev1.Pod) {
 		}
 	}
 	return active, terminated
-}
-
-// isPodReady reports the pod's Ready condition.
-func isPodReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // podsToDelete picks n pods to remove on scale-down: not-ready pods first (unscheduled, then
@@ -150,7 +118,7 @@ func podsToDelete(active []corev1.Pod, n int) []corev1.Pod {
 			return 0
 		case p.Status.Phase == corev1.PodPending:
 			return 1
-		case !isPodReady(p):
+		case !pods.Ready(p):
 			return 2
 		default:
 			return 3

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
+	"github.com/quintet-operators/quintet/shared/pods"
 )
 
 // defaultRolloutBound is maxSurge's and maxUnavailable's default, as in a Deployment.
@@ -90,7 +91,7 @@ func planPods(desired, surge, unavailable int, current, outdated []corev1.Pod) p
 	cleanup := total - minAvailable - (len(current) - countReady(current))
 	budget := countReady(current) + countReady(outdated) - minAvailable
 	for _, p := range podsToDelete(outdated, len(outdated)) {
-		if isPodReady(&p) {
+		if pods.Ready(&p) {
 			if budget <= 0 {
 				break
 			}
@@ -107,10 +108,10 @@ func planPods(desired, surge, unavailable int, current, outdated []corev1.Pod) p
 }
 
 // countReady counts the Ready pods.
-func countReady(pods []corev1.Pod) int {
+func countReady(list []corev1.Pod) int {
 	n := 0
-	for i := range pods {
-		if isPodReady(&pods[i]) {
+	for i := range list {
+		if pods.Ready(&list[i]) {
 			n++
 		}
 	}

@@ -29,9 +29,10 @@ func TestMain(m *testing.M) {
 	}, testenv.ManagerOptions{EventSource: "gordon-test", Customize: func(o *ctrl.Options) {
 		CacheOptions(o)
 		o.Cache.NewInformer = newLaggingInformer
+		o.Controller.MaxConcurrentReconciles = 2
 	}}, func(e *testenv.Env, mgr *testenv.Manager) error {
 		env, writes, events, logs = e, mgr.Writes, mgr.Events, mgr.Logs
-		reconciler = &Reconciler{Client: writes, Recorder: events, MaxConcurrentReconciles: 2}
+		reconciler = &Reconciler{Client: writes, Recorder: events}
 		return reconciler.SetupWithManager(mgr)
 	}))
 }

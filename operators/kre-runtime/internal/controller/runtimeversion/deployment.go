@@ -11,7 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
-	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtime"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/kreruntime"
+	"github.com/quintet-operators/quintet/shared/pods"
 )
 
 // EntrypointComponent names the entrypoint among a version's components.
@@ -31,7 +32,7 @@ func labels(rv *v1alpha1.RuntimeVersion, component string) map[string]string {
 		"app.kubernetes.io/name":     component,
 		"app.kubernetes.io/instance": rv.Name,
 		"app.kubernetes.io/part-of":  "kre-runtime",
-		runtime.ManagedByLabel:       runtime.ManagedBy,
+		kreruntime.ManagedByLabel:    kreruntime.ManagedBy,
 	}
 }
 
@@ -85,10 +86,7 @@ func nodeDeployment(rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime, n v1alpha
 func container(name, image string, env []corev1.EnvVar) corev1.Container {
 	return corev1.Container{
 		Name: name, Image: image, ImagePullPolicy: corev1.PullIfNotPresent, Env: env,
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: ptr.To(false),
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		},
+		SecurityContext:          pods.RestrictedContainerSecurityContext(nil),
 		TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 	}
@@ -105,13 +103,10 @@ func deployment(rv *v1alpha1.RuntimeVersion, component string, replicas int32, c
 				ObjectMeta: metav1.ObjectMeta{Labels: l},
 				Spec: corev1.PodSpec{
 					AutomountServiceAccountToken: ptr.To(false),
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](65532), RunAsGroup: ptr.To[int64](65532),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
-					Containers:   []corev1.Container{c},
-					NodeSelector: rv.Spec.Placement.NodeSelector,
-					Tolerations:  rv.Spec.Placement.Tolerations,
+					SecurityContext:              pods.RestrictedPodSecurityContext(65532),
+					Containers:                   []corev1.Container{c},
+					NodeSelector:                 rv.Spec.Placement.NodeSelector,
+					Tolerations:                  rv.Spec.Placement.Tolerations,
 				},
 			},
 		},
@@ -123,8 +118,8 @@ func deployment(rv *v1alpha1.RuntimeVersion, component string, replicas int32, c
 func entrypointService(rv *v1alpha1.RuntimeVersion) *corev1.Service {
 	l := labels(rv, EntrypointComponent)
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: runtime.EntrypointService(rv.Name), Namespace: rv.Namespace, Labels: l},
+		ObjectMeta: metav1.ObjectMeta{Name: kreruntime.EntrypointService(rv.Name), Namespace: rv.Namespace, Labels: l},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Selector: l, Ports: []corev1.ServicePort{{
-			Name: "http", Port: runtime.EntrypointPort, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP}}},
+			Name: "http", Port: kreruntime.EntrypointPort, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP}}},
 	}
 }

@@ -18,9 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
-	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtime"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/kreruntime"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
+	"github.com/quintet-operators/quintet/shared/labelled"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -58,15 +59,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !rv.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // its Deployments and Service go with it (owner references)
 	}
-	patcher := status.NewPatcher(rv)
+	patcher := status.NewPatcher(rv, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, rv)}) }()
 	return r.reconcileNormal(ctx, rv)
 }
 
 // reconcileNormal waits for the Runtime, makes the Deployments and Service, computes status.
 func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVersion) (ctrl.Result, error) {
-	before := conditions.Snapshot(rv)
-	defer r.transitions.RecordDegraded(r.Recorder, rv, before, v1alpha1.DegradedCondition)
 	rt := &v1alpha1.Runtime{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: rv.Namespace, Name: rv.Spec.RuntimeRef.Name}, rt)
 	switch {
@@ -81,7 +80,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 	}
 	err = r.reconcileDeployments(ctx, rv, rt)
 	deployments, listErr := r.deployments(ctx, rv)
-	failures, podsErr := runtime.PodFailures(ctx, r.Client, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
+	failures, podsErr := kreruntime.PodFailures(ctx, r.Client, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
 	err = errors.Join(err, listErr, podsErr)
 	setStatus(rv, deployments, failures, err)
 	return ensure.ResultOf(err)
@@ -89,7 +88,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 
 // reconcileDeployments makes the entrypoint's Service and Deployment and each node's Deployment.
 func (r *Reconciler) reconcileDeployments(ctx context.Context, rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime) error {
-	w := ensure.Writer{Client: r.Client, APIReader: r.APIReader}
+	w := ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder}
 	if err := w.Ensure(ctx, rv, entrypointService(rv)); err != nil {
 		return err
 	}
@@ -132,7 +131,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Watches(&v1alpha1.Runtime{}, handler.EnqueueRequestsFromMapFunc(r.versionsOfRuntime)).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(runtime.OwnerOfPod(v1alpha1.VersionLabel))).
+		Watches(&corev1.Pod{}, labelled.ToOwner(v1alpha1.VersionLabel)).
 		Named("runtimeversion").
 		Complete(r)
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/ensure"
 )
 
 const (
@@ -114,7 +115,7 @@ func TestAVersionWaitsForItsRuntimeThenWiresItsNodesAlongTheWorkflow(t *testing.
 	rv.SetNamespace(ns)
 	g.Expect(env.Client.Create(ctx, rv, client.FieldValidation(metav1.FieldValidationStrict))).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		ready := conditions.Get(getVersion(g, ns), v1alpha1.ReadyCondition)
+		ready := conditions.Get(getVersion(g, ns), conditions.ReadyCondition)
 		g.Expect(ready).NotTo(BeNil())
 		g.Expect(ready.Reason).To(Equal(v1alpha1.ReasonRuntimeNotFound))
 		g.Expect(ready.Message).To(Equal("Runtime example4 does not exist (yet): the version starts once it does"))
@@ -139,7 +140,7 @@ func TestAVersionWaitsForItsRuntimeThenWiresItsNodesAlongTheWorkflow(t *testing.
 	markAvailable(g, ns)
 	g.Eventually(func(g Gomega) {
 		v := getVersion(g, ns)
-		g.Expect(conditions.Get(v, v1alpha1.ReadyCondition)).To(HaveField("Status", metav1.ConditionTrue))
+		g.Expect(conditions.Get(v, conditions.ReadyCondition)).To(HaveField("Status", metav1.ConditionTrue))
 		g.Expect(v.Status.Workflows).To(Equal([]v1alpha1.WorkflowStatus{{Name: "greeting",
 			Subjects: []string{"greeter-v1.greeting.prepare", "greeter-v1.greeting.greet", "greeter-v1.greeting.stamp"}}}))
 		g.Expect(v.Status.Nodes).To(ContainElement(v1alpha1.NodeStatus{Name: "greet", Replicas: 1, ReadyReplicas: 1}))
@@ -166,7 +167,7 @@ func TestAStoppedVersionScalesToZeroAndAStartedOneComesBack(t *testing.T) {
 	}, timeout, tick).Should(Succeed())
 	markAvailable(g, ns)
 	g.Eventually(func(g Gomega) {
-		g.Expect(conditions.Get(getVersion(g, ns), v1alpha1.ReadyCondition).Reason).To(Equal(v1alpha1.ReasonStopped))
+		g.Expect(conditions.Get(getVersion(g, ns), conditions.ReadyCondition).Reason).To(Equal(v1alpha1.ReasonStopped))
 	}, timeout, tick).Should(Succeed())
 
 	setState("Started")
@@ -200,8 +201,14 @@ func TestAVersionMakesAgainADeletedDeploymentAndWritesNothingInSteadyState(t *te
 
 	markAvailable(g, ns)
 	g.Eventually(func(g Gomega) {
-		g.Expect(conditions.IsTrue(getVersion(g, ns), v1alpha1.ReadyCondition)).To(BeTrue())
+		g.Expect(conditions.IsTrue(getVersion(g, ns), conditions.ReadyCondition)).To(BeTrue())
 	}, timeout, tick).Should(Succeed())
+
+	// Each write was a Normal Event on the version: the Service and Deployments created, the
+	// Deployments updated with the placement.
+	created, updated := events.Emitted(rv, ensure.EventCreated), events.Emitted(rv, ensure.EventUpdated)
+	g.Expect(created).To(Equal(len(deployments) + 1))
+	g.Expect(updated).To(BeNumerically(">=", len(deployments)))
 
 	time.Sleep(time.Second)
 	before, mark := writes.Writes(), logs.Len()
@@ -212,12 +219,14 @@ func TestAVersionMakesAgainADeletedDeploymentAndWritesNothingInSteadyState(t *te
 	time.Sleep(2 * time.Second)
 	g.Expect(writes.Writes() - before).To(BeZero())
 	g.Expect(logs.Since(mark, ns)).To(BeEmpty())
+	g.Expect(events.Emitted(rv, ensure.EventCreated)+events.Emitted(rv, ensure.EventUpdated)).To(Equal(created+updated), "no Event without a write")
 
 	g.Expect(env.Client.Delete(ctx, deployments["greet"])).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		d := &appsv1.Deployment{}
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(deployments["greet"]), d)).To(Succeed())
 		g.Expect(d.UID).NotTo(Equal(deployments["greet"].UID))
+		g.Expect(events.Emitted(rv, ensure.EventCreated)).To(Equal(created + 1))
 	}, timeout, tick).Should(Succeed())
 }
 
@@ -302,14 +311,14 @@ func TestAVersionNamesItsPodsThatCannotRun(t *testing.T) {
 	g.Expect(env.Client.Status().Update(ctx, pod)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		v := getVersion(g, ns)
-		degraded := conditions.Get(v, v1alpha1.DegradedCondition)
-		g.Expect(degraded.Reason).To(Equal(v1alpha1.ReasonPodsFailing))
+		degraded := conditions.Get(v, conditions.DegradedCondition)
+		g.Expect(degraded.Reason).To(Equal(conditions.ReasonPodsFailing))
 		g.Expect(degraded.Message).To(Equal("pod greeter-v1-greet-abc: ImagePullBackOff: Back-off pulling image"))
-		g.Expect(conditions.Get(v, v1alpha1.ReadyCondition).Reason).To(Equal(v1alpha1.ReasonPodsFailing))
+		g.Expect(conditions.Get(v, conditions.ReadyCondition).Reason).To(Equal(conditions.ReasonPodsFailing))
 	}, timeout, tick).Should(Succeed())
 
 	g.Expect(env.Client.Delete(ctx, pod)).To(Succeed())
 	g.Eventually(func(g Gomega) {
-		g.Expect(conditions.IsTrue(getVersion(g, ns), v1alpha1.ReadyCondition)).To(BeTrue())
+		g.Expect(conditions.IsTrue(getVersion(g, ns), conditions.ReadyCondition)).To(BeTrue())
 	}, timeout, tick).Should(Succeed())
 }

@@ -9,7 +9,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
-	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtime"
 	"github.com/quintet-operators/quintet/shared/conditions"
 )
 
@@ -17,9 +16,9 @@ import (
 func setWaiting(rv *v1alpha1.RuntimeVersion, reason, message string) {
 	rv.Status.ObservedGeneration = rv.Generation
 	rv.Status.Workflows = workflowSubjects(rv)
-	conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, reason, message)
-	conditions.Set(rv, v1alpha1.ProgressingCondition, metav1.ConditionFalse, reason, message)
-	conditions.Set(rv, v1alpha1.DegradedCondition, metav1.ConditionFalse, v1alpha1.ReasonAsExpected, "nothing failed: the version waits for its Runtime")
+	conditions.Set(rv, conditions.ReadyCondition, metav1.ConditionFalse, reason, message)
+	conditions.Set(rv, conditions.ProgressingCondition, metav1.ConditionFalse, reason, message)
+	conditions.Set(rv, conditions.DegradedCondition, metav1.ConditionFalse, conditions.ReasonAsExpected, "nothing failed: the version waits for its Runtime")
 }
 
 // setStatus computes rv's status from its Deployments (by component), the pods that cannot
@@ -50,24 +49,17 @@ func setStatus(rv *v1alpha1.RuntimeVersion, deployments map[string]*appsv1.Deplo
 
 	switch {
 	case len(notReady) > 0:
-		conditions.Set(rv, v1alpha1.ProgressingCondition, metav1.ConditionTrue, v1alpha1.ReasonNodesNotReady, "ready replicas: "+strings.Join(notReady, ", "))
+		conditions.Set(rv, conditions.ProgressingCondition, metav1.ConditionTrue, v1alpha1.ReasonNodesNotReady, "ready replicas: "+strings.Join(notReady, ", "))
 	case len(rolling) > 0:
-		conditions.Set(rv, v1alpha1.ProgressingCondition, metav1.ConditionTrue, v1alpha1.ReasonNodesNotReady,
+		conditions.Set(rv, conditions.ProgressingCondition, metav1.ConditionTrue, v1alpha1.ReasonNodesNotReady,
 			"rolling onto the current spec, earlier pods serving meanwhile: "+strings.Join(rolling, ", "))
 	default:
-		conditions.Set(rv, v1alpha1.ProgressingCondition, metav1.ConditionFalse, v1alpha1.ReasonStable, "every Deployment runs the current spec")
+		conditions.Set(rv, conditions.ProgressingCondition, metav1.ConditionFalse, conditions.ReasonStable, "every Deployment runs the current spec")
 	}
-	runtime.SetDegraded(rv, err, podFailures)
-	switch {
-	case conditions.IsTrue(rv, v1alpha1.DegradedCondition):
-		d := conditions.Get(rv, v1alpha1.DegradedCondition)
-		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, d.Reason, d.Message)
-	case len(notReady) > 0 || len(rolling) > 0:
-		p := conditions.Get(rv, v1alpha1.ProgressingCondition)
-		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, p.Reason, p.Message)
-	case rv.Spec.State == v1alpha1.StateStopped:
-		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionFalse, v1alpha1.ReasonStopped, "the version is Stopped: every Deployment is scaled to zero")
-	default:
-		conditions.Set(rv, v1alpha1.ReadyCondition, metav1.ConditionTrue, v1alpha1.ReasonReady, "the entrypoint and every node are ready")
+	conditions.SetDegraded(rv, err, podFailures, "every object is made as the spec asks")
+	if rv.Spec.State == v1alpha1.StateStopped {
+		conditions.SetSummary(rv, metav1.ConditionFalse, v1alpha1.ReasonStopped, "the version is Stopped: every Deployment is scaled to zero")
+	} else {
+		conditions.SetSummary(rv, metav1.ConditionTrue, conditions.ReasonReady, "the entrypoint and every node are ready")
 	}
 }

@@ -37,12 +37,12 @@ func TestSetStatus(t *testing.T) {
 		ready       string
 		progressing metav1.ConditionStatus
 	}{
-		{"all ready", v1alpha1.StateStarted, both(deployment(1, 1, 1, 1)), nil, v1alpha1.ReasonReady, metav1.ConditionFalse},
+		{"all ready", v1alpha1.StateStarted, both(deployment(1, 1, 1, 1)), nil, conditions.ReasonReady, metav1.ConditionFalse},
 		{"nothing made yet", v1alpha1.StateStarted, nil, nil, v1alpha1.ReasonNodesNotReady, metav1.ConditionTrue},
 		{"a new pod starting while the earlier one serves", v1alpha1.StateStarted, both(deployment(1, 2, 1, 1)), nil,
 			v1alpha1.ReasonNodesNotReady, metav1.ConditionTrue},
 		{"a new pod failing while the earlier one serves", v1alpha1.StateStarted, both(deployment(1, 2, 1, 1)),
-			[]string{`pod v-a-1: CreateContainerConfigError: secret "s" not found`}, v1alpha1.ReasonPodsFailing, metav1.ConditionTrue},
+			[]string{`pod v-a-1: CreateContainerConfigError: secret "s" not found`}, conditions.ReasonPodsFailing, metav1.ConditionTrue},
 		{"stopped", v1alpha1.StateStopped, map[string]*appsv1.Deployment{EntrypointComponent: deployment(0, 0, 0, 0)}, nil,
 			v1alpha1.ReasonStopped, metav1.ConditionFalse},
 	}
@@ -50,10 +50,10 @@ func TestSetStatus(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rv := version(tt.state)
 			setStatus(rv, tt.deployments, tt.failures, nil)
-			if got := conditions.Get(rv, v1alpha1.ReadyCondition); got.Reason != tt.ready || got.ObservedGeneration != 2 {
+			if got := conditions.Get(rv, conditions.ReadyCondition); got.Reason != tt.ready || got.ObservedGeneration != 2 {
 				t.Errorf("Ready = %+v, want reason %s at generation 2", got, tt.ready)
 			}
-			if got := conditions.Get(rv, v1alpha1.ProgressingCondition); got.Status != tt.progressing {
+			if got := conditions.Get(rv, conditions.ProgressingCondition); got.Status != tt.progressing {
 				t.Errorf("Progressing = %+v, want %s", got, tt.progressing)
 			}
 		})

@@ -5,10 +5,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
-	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtime"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/kreruntime"
 	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
@@ -24,8 +24,8 @@ var (
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
-		AddToScheme:       []func(*kruntime.Scheme) error{v1alpha1.AddToScheme},
-	}, testenv.ManagerOptions{EventSource: "kre-runtime-test", Customize: runtime.CacheOptions}, func(e *testenv.Env, mgr *testenv.Manager) error {
+		AddToScheme:       []func(*runtime.Scheme) error{v1alpha1.AddToScheme},
+	}, testenv.ManagerOptions{EventSource: "kre-runtime-test", Customize: kreruntime.CacheOptions}, func(e *testenv.Env, mgr *testenv.Manager) error {
 		env, writes, events, logs = e, mgr.Writes, mgr.Events, mgr.Logs
 		reconciler = &Reconciler{Client: writes, APIReader: mgr.GetAPIReader(), Recorder: events}
 		return reconciler.SetupWithManager(mgr)

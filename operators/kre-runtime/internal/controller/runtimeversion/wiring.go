@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
-	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtime"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/kreruntime"
 )
 
 // The environment of every container of a RuntimeVersion (KRE's names).
@@ -78,14 +78,14 @@ func runtimeEnv(rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime) []corev1.EnvV
 	mongoSecret, minioSecret := rt.Status.Mongo.CredentialsSecret, rt.Status.MinIO.CredentialsSecret
 	return []corev1.EnvVar{
 		{Name: EnvVersion, Value: rv.Name},
-		{Name: EnvNATSServer, Value: fmt.Sprintf("nats://%s:%d", runtime.ObjectName(runtime.NATS), runtime.NATSPort)},
-		runtime.SecretEnv("KRT_MONGO_USERNAME", mongoSecret, runtime.MongoUsernameKey),
-		runtime.SecretEnv("KRT_MONGO_PASSWORD", mongoSecret, runtime.MongoPasswordKey),
+		{Name: EnvNATSServer, Value: fmt.Sprintf("nats://%s:%d", kreruntime.ObjectName(kreruntime.NATS), kreruntime.NATSPort)},
+		kreruntime.SecretEnv("KRT_MONGO_USERNAME", mongoSecret, kreruntime.MongoUsernameKey),
+		kreruntime.SecretEnv("KRT_MONGO_PASSWORD", mongoSecret, kreruntime.MongoPasswordKey),
 		{Name: EnvMongoURI, Value: fmt.Sprintf("mongodb://$(KRT_MONGO_USERNAME):$(KRT_MONGO_PASSWORD)@%s:%d/admin",
-			runtime.ObjectName(runtime.Mongo), runtime.MongoPort)},
-		{Name: EnvMinIO, Value: fmt.Sprintf("%s:%d", runtime.ObjectName(runtime.MinIO), runtime.MinIOPort)},
-		runtime.SecretEnv("KRT_MINIO_ACCESS_KEY", minioSecret, runtime.MinIOAccessKeyKey),
-		runtime.SecretEnv("KRT_MINIO_SECRET_KEY", minioSecret, runtime.MinIOSecretKeyKey),
+			kreruntime.ObjectName(kreruntime.Mongo), kreruntime.MongoPort)},
+		{Name: EnvMinIO, Value: fmt.Sprintf("%s:%d", kreruntime.ObjectName(kreruntime.MinIO), kreruntime.MinIOPort)},
+		kreruntime.SecretEnv("KRT_MINIO_ACCESS_KEY", minioSecret, kreruntime.MinIOAccessKeyKey),
+		kreruntime.SecretEnv("KRT_MINIO_SECRET_KEY", minioSecret, kreruntime.MinIOSecretKeyKey),
 	}
 }
 

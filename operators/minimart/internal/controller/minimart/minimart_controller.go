@@ -17,7 +17,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -33,8 +32,6 @@ type Reconciler struct {
 	client.Client
 	Releases *helmrelease.Client
 	Recorder recorder.EventRecorder
-	// MaxConcurrentReconciles bounds how many Minimarts are reconciled at once; 1 when zero.
-	MaxConcurrentReconciles int
 
 	// started is when the controller was set up: a pending revision older than that was
 	// left by an operation of a manager that is gone.
@@ -63,18 +60,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !m.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.reconcileDelete(ctx, m)
 	}
-	if !controllerutil.ContainsFinalizer(m, v1alpha1.Finalizer) {
-		// The release must be uninstalled before the Minimart goes: its history lives in
-		// Secrets the Minimart does not own.
-		patch := client.MergeFrom(m.DeepCopy())
-		controllerutil.AddFinalizer(m, v1alpha1.Finalizer)
-		if err := r.Patch(ctx, m, patch); err != nil {
-			return ctrl.Result{}, err
-		}
+	if err := r.addFinalizer(ctx, m); err != nil {
+		return ctrl.Result{}, err
 	}
-	patcher := status.NewPatcher(m)
+	patcher := status.NewPatcher(m, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, m)}) }()
 	return r.reconcileNormal(ctx, m)
+}
+
+// addFinalizer holds m until its release is uninstalled: the release's history lives in
+// Secrets the Minimart does not own.
+func (r *Reconciler) addFinalizer(ctx context.Context, m *v1alpha1.Minimart) error {
+	if controllerutil.ContainsFinalizer(m, v1alpha1.Finalizer) {
+		return nil
+	}
+	patch := client.MergeFrom(m.DeepCopy())
+	controllerutil.AddFinalizer(m, v1alpha1.Finalizer)
+	return r.Patch(ctx, m, patch)
 }
 
 // reconcileDelete uninstalls the release, then lets the Minimart go.
@@ -95,7 +97,6 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, m *v1alpha1.Minimart) 
 // reconcileNormal recovers an interrupted release, installs or upgrades it when the spec or
 // the chart changed, restores its objects when they drifted, and computes status.
 func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) (ctrl.Result, error) {
-	before := conditions.Snapshot(m)
 	o, retry := r.reconcileRelease(ctx, m)
 	if o.err == nil && o.releaseErr == nil && !o.otherOperation && !o.deployed {
 		// The release is deployed as the spec asks: only its objects may have drifted.
@@ -104,7 +105,6 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) 
 	deployment, err := r.deployment(ctx, m)
 	o.deployment, o.err = deployment, errors.Join(o.err, err)
 	setStatus(m, o)
-	r.transitions.RecordDegraded(r.Recorder, m, before, v1alpha1.DegradedCondition)
 	switch {
 	case o.err != nil:
 		return ctrl.Result{}, o.err
@@ -114,76 +114,84 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) 
 	return ctrl.Result{}, nil
 }
 
-// reconcileRelease makes the release the spec asks for when it is not there; with a failed
-// operation it says when to try again.
+// reconcileRelease reads the release's history and takes the step plan() chooses: install,
+// upgrade, recover a release left pending, or wait; with a failed operation it says when to
+// try again.
 func (r *Reconciler) reconcileRelease(ctx context.Context, m *v1alpha1.Minimart) (observation, time.Duration) {
-	log := ctrl.LoggerFrom(ctx)
-	var o observation
 	values, err := valuesOf(m)
 	if err != nil {
-		o.err = err
-		return o, 0
+		return observation{err: err}, 0
 	}
 	history, err := r.Releases.History(m.Namespace, m.Name)
 	if err != nil {
-		o.err = err
-		return o, 0
+		return observation{err: err}, 0
 	}
-	chartVersion := r.Releases.Chart.Metadata.Version
-	next, wait := plan(history, values, chartVersion, time.Now(), r.started)
-	var rel *release.Release
+	var last *release.Release
+	if len(history) > 0 {
+		last = history[len(history)-1]
+	}
+	next, wait := plan(history, values, r.chartVersion(), time.Now(), r.started)
 	switch next {
-	case stepRecover:
-		if err := r.recover(ctx, m, history[len(history)-1]); err != nil {
-			o.err = err
-			return o, 0
-		}
-		fallthrough // and upgrade at once: the operation did not fail, it was cut off
-	case stepUpgrade:
-		log.Info("Upgrading release", "release", m.Name, "chart", chartVersion)
-		rel, err = r.Releases.Upgrade(m.Namespace, m.Name, values, r.postRenderer(m))
 	case stepInstall:
-		log.Info("Installing release", "release", m.Name, "chart", chartVersion)
-		rel, err = r.Releases.Install(m.Namespace, m.Name, values, r.postRenderer(m))
+		return r.installRelease(ctx, m, values, last)
+	case stepUpgrade:
+		return r.upgradeRelease(ctx, m, values, last)
+	case stepRecover:
+		return r.recoverRelease(ctx, m, values, last)
 	case stepWait:
-		last := history[len(history)-1]
-		o.last, o.upToDate, o.releaseErr = last, true, errors.New(last.Info.Description)
-		return o, wait
+		return observation{last: last, upToDate: true, releaseErr: errors.New(last.Info.Description)}, wait
 	case stepWaitOther:
-		o.last, o.otherOperation = history[len(history)-1], true
-		return o, wait
-	case stepNone:
-		o.last, o.upToDate = history[len(history)-1], true
-		return o, 0
+		return observation{last: last, otherOperation: true}, wait
 	}
+	return observation{last: last, upToDate: true}, 0 // stepNone
+}
+
+// installRelease installs the release: there is none, or it was uninstalled keeping history.
+func (r *Reconciler) installRelease(ctx context.Context, m *v1alpha1.Minimart, values map[string]any, last *release.Release) (observation, time.Duration) {
+	ctrl.LoggerFrom(ctx).Info("Installing release", "release", m.Name, "chart", r.chartVersion())
+	rel, err := r.Releases.Install(m.Namespace, m.Name, values, r.postRenderer(m))
+	return r.deployed(ctx, m, v1alpha1.EventInstalled, rel, last, err)
+}
+
+// upgradeRelease upgrades the release to the spec's values and the operator's chart.
+func (r *Reconciler) upgradeRelease(ctx context.Context, m *v1alpha1.Minimart, values map[string]any, last *release.Release) (observation, time.Duration) {
+	ctrl.LoggerFrom(ctx).Info("Upgrading release", "release", m.Name, "chart", r.chartVersion())
+	rel, err := r.Releases.Upgrade(m.Namespace, m.Name, values, r.postRenderer(m))
+	return r.deployed(ctx, m, v1alpha1.EventUpgraded, rel, last, err)
+}
+
+// recoverRelease marks pending, a revision left pending by an operation that was cut off (see
+// plan), failed, as Helm refuses to upgrade a pending release ("another operation is in
+// progress"); then it upgrades at once: the operation did not fail, it was cut off.
+func (r *Reconciler) recoverRelease(ctx context.Context, m *v1alpha1.Minimart, values map[string]any, pending *release.Release) (observation, time.Duration) {
+	was := pending.Info.Status
+	ctrl.LoggerFrom(ctx).Info("Recovering release left pending", "release", m.Name, "revision", pending.Version, "status", was)
+	if err := r.Releases.MarkFailed(pending, fmt.Sprintf("%s was interrupted; recovered by the minimart operator", was)); err != nil {
+		return observation{err: fmt.Errorf("recovering release %s from %s: %w", m.Name, was, err)}, 0
+	}
+	r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, v1alpha1.ReasonReleaseRecovered, "Recover",
+		"Release %s revision %d was left %s by an interrupted operation; marked failed to proceed", m.Name, pending.Version, was)
+	return r.upgradeRelease(ctx, m, values, pending)
+}
+
+// deployed is what an install or upgrade (reason: its Event's) left: the new revision, or
+// Helm's error, retried after a back-off. Degraded turning True is the Warning Event of a
+// failure, once per failure, not per retry.
+func (r *Reconciler) deployed(ctx context.Context, m *v1alpha1.Minimart, reason string, rel, last *release.Release, err error) (observation, time.Duration) {
 	if err != nil {
-		// Degraded turning True is the Warning Event, once per failure, not per retry.
-		log.Error(err, "Helm failed", "release", m.Name)
-		o.releaseErr = err
-		o.last, o.upToDate = rel, rel != nil
-		if o.last == nil && len(history) > 0 {
-			o.last = history[len(history)-1]
+		ctrl.LoggerFrom(ctx).Error(err, "Helm failed", "release", m.Name)
+		o := observation{releaseErr: err, last: rel, upToDate: rel != nil}
+		if rel == nil {
+			o.last = last
 		}
 		return o, firstRetry
 	}
-	reason := map[step]string{stepInstall: v1alpha1.EventInstalled, stepUpgrade: v1alpha1.EventUpgraded, stepRecover: v1alpha1.EventUpgraded}[next]
-	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, reason, "Deploy", "%s release %s revision %d (chart %s)", reason, rel.Name, rel.Version, chartVersion)
-	o.last, o.upToDate, o.deployed = rel, true, true
-	return o, 0
+	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, reason, "Deploy", "%s release %s revision %d (chart %s)", reason, rel.Name, rel.Version, r.chartVersion())
+	return observation{last: rel, upToDate: true, deployed: true}, 0
 }
 
-// recover marks rel, a revision left pending by an operation that was cut off (see plan),
-// failed: Helm refuses to upgrade a pending release ("another operation is in progress").
-func (r *Reconciler) recover(ctx context.Context, m *v1alpha1.Minimart, rel *release.Release) error {
-	pending := rel.Info.Status
-	ctrl.LoggerFrom(ctx).Info("Recovering release left pending", "release", m.Name, "revision", rel.Version, "status", pending)
-	if err := r.Releases.MarkFailed(rel, fmt.Sprintf("%s was interrupted; recovered by the minimart operator", pending)); err != nil {
-		return fmt.Errorf("recovering release %s from %s: %w", m.Name, pending, err)
-	}
-	r.Recorder.Eventf(m, nil, corev1.EventTypeWarning, v1alpha1.ReasonReleaseRecovered, "Recover",
-		"Release %s revision %d was left %s by an interrupted operation; marked failed to proceed", m.Name, rel.Version, pending)
-	return nil
-}
+// chartVersion is the version of the chart the operator runs.
+func (r *Reconciler) chartVersion() string { return r.Releases.Chart.Metadata.Version }
 
 // restoreDrift puts back the objects of rel that were deleted or edited.
 func (r *Reconciler) restoreDrift(ctx context.Context, m *v1alpha1.Minimart, rel *release.Release) error {
@@ -265,7 +273,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.Minimart{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Named("minimart").
 		Complete(r)
 }

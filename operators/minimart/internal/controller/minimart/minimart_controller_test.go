@@ -81,7 +81,7 @@ func waitReady(t *testing.T, ns, name string) *v1alpha1.Minimart {
 	NewWithT(t).Eventually(func(g Gomega) {
 		markAvailable(g, ns, name)
 		m = get(g, ns, name)
-		ready := conditions.Get(m, v1alpha1.ReadyCondition)
+		ready := conditions.Get(m, conditions.ReadyCondition)
 		g.Expect(ready).NotTo(BeNil())
 		g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), ready.Message)
 		g.Expect(ready.ObservedGeneration).To(Equal(m.Generation))
@@ -97,7 +97,7 @@ func TestAMinimartIsAHelmReleaseReadyWhenItsDeploymentIsAvailable(t *testing.T) 
 
 	g.Eventually(func(g Gomega) {
 		m := get(g, ns, "shop")
-		ready := conditions.Get(m, v1alpha1.ReadyCondition)
+		ready := conditions.Get(m, conditions.ReadyCondition)
 		g.Expect(ready).NotTo(BeNil())
 		g.Expect(ready.Reason).To(BeElementOf(v1alpha1.ReasonReleaseDeployed, v1alpha1.ReasonDeploymentNotAvailable))
 		g.Expect(m.Status.DeployedRelease).To(Equal(&v1alpha1.DeployedRelease{Name: "shop", Revision: 1, ChartVersion: "0.1.0"}))
@@ -132,8 +132,8 @@ func TestAMinimartIsAHelmReleaseReadyWhenItsDeploymentIsAvailable(t *testing.T) 
 	// Ready once the Deployment is available.
 	m = waitReady(t, ns, "shop")
 	g.Expect(m.Status.ReadyReplicas).To(Equal(int32(1)))
-	g.Expect(conditions.Get(m, v1alpha1.ProgressingCondition).Status).To(Equal(metav1.ConditionFalse))
-	g.Expect(conditions.Get(m, v1alpha1.DegradedCondition).Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(conditions.Get(m, conditions.ProgressingCondition).Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(conditions.Get(m, conditions.DegradedCondition).Status).To(Equal(metav1.ConditionFalse))
 	g.Expect(m.Status.ObservedGeneration).To(Equal(m.Generation))
 	g.Expect(events.Emitted(m, "Installed")).To(Equal(1))
 }
@@ -237,13 +237,13 @@ func TestAFailedReleaseSaysWhyBacksOffAndRecoversWhenTheSpecIsFixed(t *testing.T
 
 	g.Eventually(func(g Gomega) {
 		m := get(g, ns, "second")
-		for _, c := range []string{v1alpha1.ReadyCondition, v1alpha1.DegradedCondition} {
+		for _, c := range []string{conditions.ReadyCondition, conditions.DegradedCondition} {
 			cond := conditions.Get(m, c)
 			g.Expect(cond).NotTo(BeNil())
 			g.Expect(cond.Reason).To(Equal(v1alpha1.ReasonReleaseFailed))
 			g.Expect(cond.Message).To(ContainSubstring("provided port is already allocated"))
 		}
-		g.Expect(conditions.Get(m, v1alpha1.ReadyCondition).Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(conditions.Get(m, conditions.ReadyCondition).Status).To(Equal(metav1.ConditionFalse))
 	}, timeout, tick).Should(Succeed())
 	g.Expect(events.Emitted(get(g, ns, "second"), v1alpha1.ReasonReleaseFailed)).To(Equal(1))
 
@@ -258,7 +258,7 @@ func TestAFailedReleaseSaysWhyBacksOffAndRecoversWhenTheSpecIsFixed(t *testing.T
 	update(t, ns, "second", func(m *v1alpha1.Minimart) { m.Spec.Service.NodePort = ptr.To[int32](31235) })
 	m := waitReady(t, ns, "second")
 	g.Expect(m.Status.DeployedRelease.Revision).To(Equal(2))
-	g.Expect(conditions.Get(m, v1alpha1.DegradedCondition).Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(conditions.Get(m, conditions.DegradedCondition).Status).To(Equal(metav1.ConditionFalse))
 	g.Expect(history(g, ns, "first")).To(HaveLen(1), "no rollback or retry touched the healthy release")
 }
 
@@ -309,7 +309,7 @@ func TestAnotherClientsOperationIsWaitedFor(t *testing.T) {
 	addPending(g, ns, "shared", "By hand", time.Now())
 	update(t, ns, "shared", func(m *v1alpha1.Minimart) { m.Spec.StoreName = "By the operator" })
 	g.Eventually(func(g Gomega) {
-		ready := conditions.Get(get(g, ns, "shared"), v1alpha1.ReadyCondition)
+		ready := conditions.Get(get(g, ns, "shared"), conditions.ReadyCondition)
 		g.Expect(ready.Reason).To(Equal(v1alpha1.ReasonOtherOperation))
 		g.Expect(ready.Message).To(ContainSubstring("revision 2 is pending-upgrade by another client"))
 	}, timeout, tick).Should(Succeed())

@@ -43,42 +43,38 @@ func setStatus(m *v1alpha1.Minimart, o observation) {
 	}
 	deployedAsAsked := o.upToDate && o.last.Info.Status == release.StatusDeployed
 	rolledOut, rollout := rolloutState(o.deployment)
-	switch {
-	case o.releaseErr != nil:
-		msg := fmt.Sprintf("Helm could not deploy the release: %v", o.releaseErr)
-		set(m, v1alpha1.ReadyCondition, false, v1alpha1.ReasonReleaseFailed, msg)
-		set(m, v1alpha1.DegradedCondition, true, v1alpha1.ReasonReleaseFailed, msg)
-	case o.err != nil:
-		set(m, v1alpha1.DegradedCondition, true, v1alpha1.ReasonReconcileFailed, o.err.Error())
-		if !deployedAsAsked {
-			set(m, v1alpha1.ReadyCondition, false, v1alpha1.ReasonReconcileFailed, o.err.Error())
-		}
-	default:
-		set(m, v1alpha1.DegradedCondition, false, v1alpha1.ReasonAsExpected, "The release is deployed as the spec asks.")
+	if o.releaseErr != nil {
+		set(m, conditions.DegradedCondition, true, v1alpha1.ReasonReleaseFailed, fmt.Sprintf("Helm could not deploy the release: %v", o.releaseErr))
+	} else {
+		conditions.SetDegraded(m, o.err, nil, "The release is deployed as the spec asks.")
 	}
 	switch {
 	case o.otherOperation:
-		msg := fmt.Sprintf("Release %s revision %d is %s by another client (helm); the operator waits for it to end.",
-			o.last.Name, o.last.Version, o.last.Info.Status)
-		set(m, v1alpha1.ReadyCondition, false, v1alpha1.ReasonOtherOperation, msg)
-		set(m, v1alpha1.ProgressingCondition, true, v1alpha1.ReasonOtherOperation, msg)
+		set(m, conditions.ProgressingCondition, true, v1alpha1.ReasonOtherOperation, fmt.Sprintf(
+			"Release %s revision %d is %s by another client (helm); the operator waits for it to end.", o.last.Name, o.last.Version, o.last.Info.Status))
 	case o.releaseErr != nil:
-		set(m, v1alpha1.ProgressingCondition, false, v1alpha1.ReasonReleaseFailed, "No release is deployed for this generation.")
+		set(m, conditions.ProgressingCondition, false, v1alpha1.ReasonReleaseFailed, noRelease)
 	case !deployedAsAsked:
-		set(m, v1alpha1.ProgressingCondition, false, v1alpha1.ReasonReconcileFailed, "No release is deployed for this generation.")
+		set(m, conditions.ProgressingCondition, false, conditions.ReasonReconcileFailed, noRelease)
 	case !rolledOut:
 		reason := v1alpha1.ReasonDeploymentNotAvailable
 		if o.deployed {
 			reason = v1alpha1.ReasonReleaseDeployed
 		}
-		set(m, v1alpha1.ReadyCondition, false, reason, fmt.Sprintf("Release %s revision %d is deployed; %s", o.last.Name, o.last.Version, rollout))
-		set(m, v1alpha1.ProgressingCondition, true, reason, rollout)
+		set(m, conditions.ProgressingCondition, true, reason, fmt.Sprintf("Release %s revision %d is deployed; %s", o.last.Name, o.last.Version, rollout))
 	default:
-		set(m, v1alpha1.ReadyCondition, true, v1alpha1.ReasonReady,
-			fmt.Sprintf("Release %s revision %d is deployed; %s", o.last.Name, o.last.Version, rollout))
-		set(m, v1alpha1.ProgressingCondition, false, v1alpha1.ReasonStable, "Nothing is changing.")
+		set(m, conditions.ProgressingCondition, false, conditions.ReasonStable, "Nothing is changing.")
 	}
+	if !deployedAsAsked {
+		conditions.SetSummary(m, metav1.ConditionFalse, conditions.ReasonReconcileFailed, noRelease)
+		return
+	}
+	conditions.SetSummary(m, metav1.ConditionTrue, conditions.ReasonReady,
+		fmt.Sprintf("Release %s revision %d is deployed; %s", o.last.Name, o.last.Version, rollout))
 }
+
+// noRelease says that no release is deployed for the spec's generation.
+const noRelease = "No release is deployed for this generation."
 
 // rolloutState says whether d has rolled out: every replica updated and available, none
 // of an older template left, as `kubectl rollout status` checks.

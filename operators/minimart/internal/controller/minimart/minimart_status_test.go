@@ -38,35 +38,37 @@ func TestSetStatus(t *testing.T) {
 		want want
 	}{
 		{"just upgraded, rolling out", observation{last: deployed, upToDate: true, deployed: true, deployment: deploymentWith(1)},
-			want{v1alpha1.ReasonReleaseDeployed, v1alpha1.ReasonReleaseDeployed, v1alpha1.ReasonAsExpected, previous, 1}},
+			want{v1alpha1.ReasonReleaseDeployed, v1alpha1.ReasonReleaseDeployed, conditions.ReasonAsExpected, previous, 1}},
 		{"deployed and available", observation{last: deployed, upToDate: true, deployment: deploymentWith(2)},
-			want{v1alpha1.ReasonReady, v1alpha1.ReasonStable, v1alpha1.ReasonAsExpected, previous, 2}},
+			want{conditions.ReasonReady, conditions.ReasonStable, conditions.ReasonAsExpected, previous, 2}},
 		{"a replica lost later", observation{last: deployed, upToDate: true, deployment: deploymentWith(1)},
-			want{v1alpha1.ReasonDeploymentNotAvailable, v1alpha1.ReasonDeploymentNotAvailable, v1alpha1.ReasonAsExpected, previous, 1}},
+			want{v1alpha1.ReasonDeploymentNotAvailable, v1alpha1.ReasonDeploymentNotAvailable, conditions.ReasonAsExpected, previous, 1}},
 		{"no Deployment yet", observation{last: deployed, upToDate: true},
-			want{v1alpha1.ReasonDeploymentNotAvailable, v1alpha1.ReasonDeploymentNotAvailable, v1alpha1.ReasonAsExpected, previous, 0}},
+			want{v1alpha1.ReasonDeploymentNotAvailable, v1alpha1.ReasonDeploymentNotAvailable, conditions.ReasonAsExpected, previous, 0}},
 		{"the upgrade failed: the deployed release stays in status", observation{last: failed, upToDate: true, releaseErr: errors.New("port taken"), deployment: deploymentWith(2)},
 			want{v1alpha1.ReasonReleaseFailed, v1alpha1.ReasonReleaseFailed, v1alpha1.ReasonReleaseFailed, previous, 2}},
 		{"someone runs helm uninstall", observation{last: revision(3, release.StatusUninstalling, "Shop", now()), otherOperation: true, deployment: deploymentWith(2)},
-			want{v1alpha1.ReasonOtherOperation, v1alpha1.ReasonOtherOperation, v1alpha1.ReasonAsExpected, previous, 2}},
+			want{v1alpha1.ReasonOtherOperation, v1alpha1.ReasonOtherOperation, conditions.ReasonAsExpected, previous, 2}},
 		{"the history could not be read", observation{err: errors.New("connection refused")},
-			want{v1alpha1.ReasonReconcileFailed, v1alpha1.ReasonReconcileFailed, v1alpha1.ReasonReconcileFailed, previous, 0}},
+			want{conditions.ReasonReconcileFailed, conditions.ReasonReconcileFailed, conditions.ReasonReconcileFailed, previous, 0}},
+		// The page is still served (readyReplicas), but the release is not as it should be:
+		// Ready says Degraded's reason, as every Quintet kind's Ready does.
 		{"drift could not be restored, the page still served", observation{last: deployed, upToDate: true, err: errors.New("conflict"), deployment: deploymentWith(2)},
-			want{v1alpha1.ReasonReady, v1alpha1.ReasonStable, v1alpha1.ReasonReconcileFailed, previous, 2}},
+			want{conditions.ReasonReconcileFailed, conditions.ReasonStable, conditions.ReasonReconcileFailed, previous, 2}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := &v1alpha1.Minimart{ObjectMeta: metav1.ObjectMeta{Generation: 5}}
 			m.Status.DeployedRelease = previous
 			setStatus(m, c.o)
-			for condType, reason := range map[string]string{v1alpha1.ReadyCondition: c.want.ready,
-				v1alpha1.ProgressingCondition: c.want.progressing, v1alpha1.DegradedCondition: c.want.degraded} {
+			for condType, reason := range map[string]string{conditions.ReadyCondition: c.want.ready,
+				conditions.ProgressingCondition: c.want.progressing, conditions.DegradedCondition: c.want.degraded} {
 				got := conditions.Get(m, condType)
 				if got == nil || got.Reason != reason || got.ObservedGeneration != 5 {
 					t.Errorf("%s = %+v, want reason %s at generation 5", condType, got, reason)
 				}
 			}
-			if ready := conditions.IsTrue(m, v1alpha1.ReadyCondition); ready != (c.want.ready == v1alpha1.ReasonReady) {
+			if ready := conditions.IsTrue(m, conditions.ReadyCondition); ready != (c.want.ready == conditions.ReasonReady) {
 				t.Errorf("Ready is %v", ready)
 			}
 			if *m.Status.DeployedRelease != *c.want.release || m.Status.ReadyReplicas != c.want.readyReplicas || m.Status.ObservedGeneration != 5 {

@@ -36,7 +36,10 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
 		AddToScheme:       []func(*runtime.Scheme) error{v1alpha1.AddToScheme},
-	}, testenv.ManagerOptions{EventSource: "minimart-test", Customize: CacheOptions}, func(e *testenv.Env, mgr *testenv.Manager) error {
+	}, testenv.ManagerOptions{EventSource: "minimart-test", Customize: func(o *ctrl.Options) {
+		CacheOptions(o)
+		o.Controller.MaxConcurrentReconciles = 4
+	}}, func(e *testenv.Env, mgr *testenv.Manager) error {
 		env, writes, events, logs = e, mgr.Writes, mgr.Events, mgr.Logs
 		_, chart, err := minimart.WatchFor(v1alpha1.GroupVersion.WithKind("Minimart"))
 		if err != nil {
@@ -48,7 +51,7 @@ func TestMain(m *testing.M) {
 		if err != nil {
 			return err
 		}
-		reconciler = &Reconciler{Client: writes, Releases: releases, Recorder: events, MaxConcurrentReconciles: 4}
+		reconciler = &Reconciler{Client: writes, Releases: releases, Recorder: events}
 		return reconciler.SetupWithManager(mgr)
 	}))
 }

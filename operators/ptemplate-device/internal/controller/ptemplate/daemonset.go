@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1alpha "github.com/quintet-operators/quintet/operators/ptemplate-device/api/v1alpha"
+	"github.com/quintet-operators/quintet/shared/pods"
 )
 
 // ManagedByLabel marks every object the operator makes; its cache holds only those.
@@ -54,17 +55,11 @@ func consumers(pt *v1alpha.Ptemplate) *appsv1.DaemonSet {
 					NodeSelector:                 nodeSelector,
 					ImagePullSecrets:             pullSecrets,
 					AutomountServiceAccountToken: ptr.To(false),
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](consumerUser), RunAsGroup: ptr.To[int64](consumerUser),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
+					SecurityContext:              pods.RestrictedPodSecurityContext(consumerUser),
 					Containers: []corev1.Container{{
 						Name: "consumer", Image: pt.Spec.ConsumerImage, ImagePullPolicy: corev1.PullIfNotPresent,
-						Resources: corev1.ResourceRequirements{Limits: devices, Requests: devices},
-						SecurityContext: &corev1.SecurityContext{
-							AllowPrivilegeEscalation: ptr.To(false),
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-						},
+						Resources:                corev1.ResourceRequirements{Limits: devices, Requests: devices},
+						SecurityContext:          pods.RestrictedContainerSecurityContext(nil),
 						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 					}},

@@ -23,6 +23,7 @@ import (
 	v1alpha "github.com/quintet-operators/quintet/operators/ptemplate-device/api/v1alpha"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
+	"github.com/quintet-operators/quintet/shared/labelled"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -62,15 +63,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if !pt.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // the Module and the DaemonSet go with it (owner references)
 	}
-	patcher := status.NewPatcher(pt)
+	patcher := status.NewPatcher(pt, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, pt)}) }()
 	return r.reconcileNormal(ctx, pt)
 }
 
 // reconcileNormal waits for KMM, makes the Module and the DaemonSet, and computes status.
 func (r *Reconciler) reconcileNormal(ctx context.Context, pt *v1alpha.Ptemplate) (ctrl.Result, error) {
-	before := conditions.Snapshot(pt)
-	defer r.transitions.RecordDegraded(r.Recorder, pt, before, v1alpha.DegradedCondition)
 	installed, err := r.kmm.installed()
 	switch {
 	case err != nil:
@@ -79,7 +78,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, pt *v1alpha.Ptemplate)
 		setKMMNotInstalled(pt)
 		return ctrl.Result{RequeueAfter: kmmRecheck}, nil
 	}
-	w := ensure.Writer{Client: r.Client, APIReader: r.APIReader}
+	w := ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder}
 	err = errors.Join(w.Ensure(ctx, pt, module(pt)), w.Ensure(ctx, pt, consumers(pt)))
 	seen, observeErr := r.observe(ctx, pt)
 	err = errors.Join(err, observeErr)
@@ -130,7 +129,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha.Ptemplate{}).
 		Owns(&appsv1.DaemonSet{}).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(ptemplateOfPod)).
+		Watches(&corev1.Pod{}, labelled.ToOwner(v1alpha.PtemplateLabel)).
 		Watches(&corev1.Node{}, nodeEvents).
 		Named("ptemplate").
 		Build(r)
@@ -142,13 +141,4 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return c.Watch(source.Kind(mgr.GetCache(), client.Object(newModule()), owner))
 	}}
 	return nil
-}
-
-// ptemplateOfPod maps a consumer pod to its Ptemplate.
-func ptemplateOfPod(_ context.Context, pod client.Object) []ctrl.Request {
-	name := pod.GetLabels()[v1alpha.PtemplateLabel]
-	if name == "" {
-		return nil
-	}
-	return []ctrl.Request{{NamespacedName: client.ObjectKey{Namespace: pod.GetNamespace(), Name: name}}}
 }

@@ -22,6 +22,7 @@ import (
 
 	v1alpha "github.com/quintet-operators/quintet/operators/ptemplate-device/api/v1alpha"
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/ensure"
 	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
@@ -68,7 +69,7 @@ func applySample(t *testing.T, ns string) {
 
 // readyReason is the reason of pt's Ready condition, which must be there.
 func readyReason(g Gomega, pt *v1alpha.Ptemplate) string {
-	ready := conditions.Get(pt, v1alpha.ReadyCondition)
+	ready := conditions.Get(pt, conditions.ReadyCondition)
 	g.Expect(ready).NotTo(BeNil(), "no Ready condition yet")
 	return ready.Reason
 }
@@ -102,7 +103,7 @@ func TestAPtemplateWaitsForKMMThenMakesItsModuleAndConsumers(t *testing.T) {
 	ns := newNamespace(t)
 	applySample(t, ns)
 	g.Eventually(func(g Gomega) {
-		ready := conditions.Get(getPtemplate(g, ns), v1alpha.ReadyCondition)
+		ready := conditions.Get(getPtemplate(g, ns), conditions.ReadyCondition)
 		g.Expect(ready).NotTo(BeNil())
 		g.Expect(ready.Reason).To(Equal(v1alpha.ReasonKMMNotInstalled))
 		g.Expect(ready.Message).To(ContainSubstring("modules.kmm.sigs.x-k8s.io"))
@@ -171,7 +172,11 @@ func TestAPtemplateFollowsItsSpecRestoresDriftAndWritesNothingInSteadyState(t *t
 		g.Expect(readyReason(g, getPtemplate(g, ns))).To(Equal(v1alpha.ReasonModuleNotLoaded))
 	}, timeout, tick).Should(Succeed())
 
-	// Steady state: passes that change nothing write nothing and log nothing.
+	// The Module and the DaemonSet created are each a Normal Event on the Ptemplate.
+	owner := getPtemplate(g, ns)
+	g.Expect(events.Emitted(owner, ensure.EventCreated)).To(Equal(2))
+
+	// Steady state: passes that change nothing write nothing, log nothing, record nothing.
 	time.Sleep(time.Second)
 	before, mark := writes.Writes(), logs.Len()
 	for i := range 5 {
@@ -181,8 +186,9 @@ func TestAPtemplateFollowsItsSpecRestoresDriftAndWritesNothingInSteadyState(t *t
 	time.Sleep(2 * time.Second)
 	g.Expect(writes.Writes() - before).To(BeZero())
 	g.Expect(logs.Since(mark, ns)).To(BeEmpty())
+	g.Expect(events.Emitted(owner, ensure.EventCreated) + events.Emitted(owner, ensure.EventUpdated)).To(Equal(2))
 
-	// Drift on either child is corrected.
+	// Drift on either child is corrected, each correction an Event.
 	g.Expect(unstructured.SetNestedStringSlice(m.Object, []string{"max_dev=1"}, "spec", "moduleLoader", "container", "modprobe", "parameters")).To(Succeed())
 	g.Expect(env.Client.Update(ctx, m)).To(Succeed())
 	g.Expect(env.Client.Delete(ctx, ds)).To(Succeed())
@@ -193,6 +199,8 @@ func TestAPtemplateFollowsItsSpecRestoresDriftAndWritesNothingInSteadyState(t *t
 		g.Expect(params).To(Equal([]string{"max_dev=5", "default_msg=ptemplate"}))
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(ds), again)).To(Succeed())
 		g.Expect(again.UID).NotTo(Equal(ds.UID))
+		g.Expect(events.Emitted(owner, ensure.EventCreated)).To(Equal(3))
+		g.Expect(events.Emitted(owner, ensure.EventUpdated)).To(Equal(1))
 	}, timeout, tick).Should(Succeed())
 
 	// A spec change follows: maxdev into the module's parameters, requiredDevices into the
@@ -247,7 +255,7 @@ func TestTheStatusFollowsTheNodesWhereKMMLoadedTheModule(t *testing.T) {
 		g.Expect(pt.Status.Nodes).To(Equal([]string{node.Name}))
 		g.Expect(pt.Status.Consumers).To(Equal([]string{consumer.Name}))
 		g.Expect(pt.Status.ReadyConsumers).To(BeEquivalentTo(1))
-		g.Expect(conditions.IsTrue(pt, v1alpha.ReadyCondition)).To(BeTrue())
+		g.Expect(conditions.IsTrue(pt, conditions.ReadyCondition)).To(BeTrue())
 	}, timeout, tick).Should(Succeed())
 
 	// KMM unloads it: the label goes, and the node with it (the node watch sees the label).

@@ -42,18 +42,18 @@ func TestSetStatus(t *testing.T) {
 		{"a consumer starting", observed{daemonSet: daemonSet(2, 1), nodes: []string{"b", "a"},
 			pods: []corev1.Pod{pod("c-1", true, ""), pod("c-2", false, "")}}, nil, v1alpha.ReasonConsumersNotReady, 1},
 		{"a consumer that cannot pull its image", observed{daemonSet: daemonSet(2, 1), nodes: []string{"a", "b"},
-			pods: []corev1.Pod{pod("c-1", true, ""), pod("c-2", false, "ImagePullBackOff")}}, nil, v1alpha.ReasonPodsFailing, 1},
+			pods: []corev1.Pod{pod("c-1", true, ""), pod("c-2", false, "ImagePullBackOff")}}, nil, conditions.ReasonPodsFailing, 1},
 		{"every consumer ready", observed{daemonSet: daemonSet(2, 2), nodes: []string{"a", "b"},
-			pods: []corev1.Pod{pod("c-2", true, ""), pod("c-1", true, "")}}, nil, v1alpha.ReasonReady, 2},
+			pods: []corev1.Pod{pod("c-2", true, ""), pod("c-1", true, "")}}, nil, conditions.ReasonReady, 2},
 		{"a DaemonSet of someone else's", observed{daemonSet: daemonSet(0, 0)},
-			&ensure.NotOwnedError{Kind: "DaemonSet", Name: "x-consumer", Controller: "is controlled by no Ptemplate"}, v1alpha.ReasonObjectNotOwned, 0},
-		{"a failed write", observed{daemonSet: daemonSet(0, 0)}, errors.New("connection refused"), v1alpha.ReasonReconcileFailed, 0},
+			&ensure.NotOwnedError{Kind: "DaemonSet", Name: "x-consumer", Controller: "is controlled by no Ptemplate"}, conditions.ReasonObjectNotOwned, 0},
+		{"a failed write", observed{daemonSet: daemonSet(0, 0)}, errors.New("connection refused"), conditions.ReasonReconcileFailed, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pt := &v1alpha.Ptemplate{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Generation: 7}}
 			setStatus(pt, tt.seen, tt.err)
-			ready := conditions.Get(pt, v1alpha.ReadyCondition)
+			ready := conditions.Get(pt, conditions.ReadyCondition)
 			if ready == nil || ready.Reason != tt.ready || ready.ObservedGeneration != 7 {
 				t.Fatalf("Ready = %+v, want reason %s at generation 7", ready, tt.ready)
 			}

@@ -1,0 +1,204 @@
+// Package kreruntime reconciles KRE Runtimes: MongoDB, NATS (JetStream) and MinIO as StatefulSets
+// with their Services, volumes and credentials Secrets, and an Ingress to the started
+// RuntimeVersion's entrypoint.
+package kreruntime
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
+	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/ensure"
+	"github.com/quintet-operators/quintet/shared/labelled"
+	"github.com/quintet-operators/quintet/shared/status"
+)
+
+// Reconciler makes each Runtime's infrastructure.
+type Reconciler struct {
+	client.Client
+	// APIReader reads past the cache, which holds only objects labelled for a Runtime.
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
+
+	transitions conditions.Transitions
+}
+
+// +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimes,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimes/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimes/finalizers,verbs=update
+// +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimeversions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Runtime's infrastructure to its spec and reports it in its status.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	rt := &v1alpha1.Runtime{}
+	if err := r.Get(ctx, req.NamespacedName, rt); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.transitions.Forget(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !rt.DeletionTimestamp.IsZero() {
+		// What the Runtime made goes with it through owner references; volume claims as
+		// spec.volumeRetention says (the StatefulSets' WhenDeleted).
+		return ctrl.Result{}, nil
+	}
+	patcher := status.NewPatcher(rt, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1alpha1.InlineCredentialsCondition))
+	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, rt)}) }()
+	return r.reconcileNormal(ctx, rt)
+}
+
+// reconcileNormal makes each component, then the entrypoint's Ingress, and computes status.
+func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) (ctrl.Result, error) {
+	comps := components(rt)
+	errs := make([]error, 0, len(comps)+2)
+	for _, c := range comps {
+		errs = append(errs, r.reconcileComponent(ctx, rt, c))
+	}
+	version, err := r.reconcileIngress(ctx, rt)
+	errs = append(errs, err)
+	sets, err := r.statefulSets(ctx, rt)
+	errs = append(errs, err)
+	failures, err := PodFailures(ctx, r.Client, rt.Namespace, map[string]string{v1alpha1.RuntimeLabel: rt.Name})
+	errs = append(errs, err)
+	err = errors.Join(errs...)
+	setStatus(rt, comps, sets, version, failures, err)
+	return ensure.ResultOf(err)
+}
+
+// reconcileComponent makes c's credentials Secret, Services and StatefulSet.
+func (r *Reconciler) reconcileComponent(ctx context.Context, rt *v1alpha1.Runtime, c component) error {
+	if err := r.reconcileCredentials(ctx, rt, c); err != nil {
+		return err
+	}
+	for _, svc := range services(rt, c) {
+		if err := r.ensure(ctx, rt, svc); err != nil {
+			return err
+		}
+	}
+	return r.ensure(ctx, rt, statefulSet(rt, c))
+}
+
+// reconcileCredentials copies c's inline credentials into its Secret, or generates them once.
+// A Secret the user names (secretRef) is the user's: the operator neither reads nor writes it.
+func (r *Reconciler) reconcileCredentials(ctx context.Context, rt *v1alpha1.Runtime, c component) error {
+	if c.credentials == nil || c.credentials.fromUser {
+		return nil
+	}
+	desired := credentialsSecret(rt, c)
+	if c.credentials.inline != nil {
+		return r.ensure(ctx, rt, desired)
+	}
+	// Generated: made once, never replaced (the component's data is locked with them).
+	existing := &corev1.Secret{}
+	err := r.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		return r.ensure(ctx, rt, desired)
+	}
+	if err == nil && !metav1.IsControlledBy(existing, rt) {
+		return r.ensure(ctx, rt, desired) // refuses it, saying whose it is
+	}
+	return err
+}
+
+// reconcileIngress routes the entrypoint host to the started RuntimeVersion of rt (the
+// newest, when several are started), and returns its name; without one there is no Ingress.
+func (r *Reconciler) reconcileIngress(ctx context.Context, rt *v1alpha1.Runtime) (string, error) {
+	versions := &v1alpha1.RuntimeVersionList{}
+	if err := r.List(ctx, versions, client.InNamespace(rt.Namespace)); err != nil {
+		return "", err
+	}
+	version := startedVersion(rt.Name, versions.Items)
+	if version != "" {
+		return version, r.ensure(ctx, rt, ingress(rt, version))
+	}
+	existing := &networkingv1.Ingress{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: IngressName}, existing)
+	if err != nil || !metav1.IsControlledBy(existing, rt) {
+		return "", client.IgnoreNotFound(err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleting Ingress", "Ingress", IngressName, "reason", "no RuntimeVersion is started")
+	return "", client.IgnoreNotFound(r.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}))
+}
+
+// startedVersion is the newest Started RuntimeVersion of runtime, "" when none is.
+func startedVersion(runtime string, versions []v1alpha1.RuntimeVersion) string {
+	var started []v1alpha1.RuntimeVersion
+	for _, v := range versions {
+		if v.Spec.RuntimeRef.Name == runtime && v.Spec.State != v1alpha1.StateStopped && v.DeletionTimestamp.IsZero() {
+			started = append(started, v)
+		}
+	}
+	if len(started) == 0 {
+		return ""
+	}
+	newest := slices.MaxFunc(started, func(a, b v1alpha1.RuntimeVersion) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return -cmp.Compare(a.Name, b.Name)
+	})
+	return newest.Name
+}
+
+// statefulSets returns rt's StatefulSets by component, as the cache has them.
+func (r *Reconciler) statefulSets(ctx context.Context, rt *v1alpha1.Runtime) (map[string]*appsv1.StatefulSet, error) {
+	list := &appsv1.StatefulSetList{}
+	if err := r.List(ctx, list, client.InNamespace(rt.Namespace), client.MatchingLabels{v1alpha1.RuntimeLabel: rt.Name}); err != nil {
+		return nil, err
+	}
+	sets := map[string]*appsv1.StatefulSet{}
+	for i := range list.Items {
+		if s := &list.Items[i]; metav1.IsControlledBy(s, rt) {
+			sets[s.Labels[v1alpha1.ComponentLabel]] = s
+		}
+	}
+	return sets, nil
+}
+
+func (r *Reconciler) ensure(ctx context.Context, rt *v1alpha1.Runtime, desired client.Object) error {
+	return ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder}.Ensure(ctx, rt, desired)
+}
+
+// SetupWithManager watches Runtimes, what they own, their pods, and the RuntimeVersions that name them.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Runtime{}).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.Secret{}).
+		Owns(&networkingv1.Ingress{}).
+		Watches(&corev1.Pod{}, labelled.ToOwner(v1alpha1.RuntimeLabel)).
+		Watches(&v1alpha1.RuntimeVersion{}, handler.EnqueueRequestsFromMapFunc(runtimeOfVersion)).
+		Named("runtime").
+		Complete(r)
+}
+
+// runtimeOfVersion is the Runtime a RuntimeVersion names.
+func runtimeOfVersion(_ context.Context, obj client.Object) []reconcile.Request {
+	v, ok := obj.(*v1alpha1.RuntimeVersion)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: v.Namespace, Name: v.Spec.RuntimeRef.Name}}}
+}

@@ -1,0 +1,74 @@
+package ensure
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clientevents "k8s.io/client-go/tools/events"
+
+	"github.com/quintet-operators/quintet/shared/internal/testkind"
+	"github.com/quintet-operators/quintet/shared/testenv"
+)
+
+var env *testenv.Env
+
+func TestMain(m *testing.M) {
+	var err error
+	env, err = testenv.Start(testenv.Options{
+		CRDDirectoryPaths: []string{testkind.CRDDir}, AddToScheme: []func(*runtime.Scheme) error{testkind.AddToScheme},
+	})
+	if err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		panic(err)
+	}
+	os.Exit(code)
+}
+
+func TestEnsureRecordsAnEventOnTheOwnerForEachWriteOnly(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t, "ensure")
+	owner := &testkind.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns}}
+	if err := env.Client.Create(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	events := clientevents.NewFakeRecorder(10)
+	w := Writer{Client: env.Client, Recorder: events}
+	service := func(port int32) *corev1.Service {
+		return &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns},
+			// Every number set, as the operators do: unset numbers count as a change.
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: port, TargetPort: intstr.FromInt32(port), Protocol: corev1.ProtocolTCP}}},
+		}
+	}
+	for _, port := range []int32{80, 80, 8080, 8080} {
+		if err := w.Ensure(ctx, owner, service(port)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for len(events.Events) > 0 {
+		got = append(got, <-events.Events)
+	}
+	want := []string{"Normal Created Created Service w", "Normal Updated Updated Service w"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %q, want %q", got, want)
+	}
+
+	// An object of someone else's is refused, and nothing is recorded.
+	theirs := &testkind.Widget{ObjectMeta: metav1.ObjectMeta{Name: "theirs", Namespace: ns}}
+	if err := env.Client.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	if _, notOwned := IsNotOwned(w.Ensure(ctx, theirs, service(80))); !notOwned || len(events.Events) != 0 {
+		t.Fatalf("a Service controlled by another Widget: not owned %v, events %d", notOwned, len(events.Events))
+	}
+}

@@ -1,0 +1,13 @@
+package pods
+
+import corev1 "k8s.io/api/core/v1"
+
+// Ready reports whether pod's Ready condition is True.
+func Ready(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
