@@ -10,7 +10,8 @@ import (
 )
 
 // ensure creates desired, controller-owned by c, or brings the fields the operator manages
-// up to date; an object of that name c does not control is refused (ensure.NotOwnedError).
+// up to date, each write a Normal Event on c; an object of that name c does not control is
+// refused (ensure.NotOwnedError).
 func (r *Reconciler) ensure(ctx context.Context, c *v1beta2.EtcdCluster, desired client.Object) error {
-	return ensure.Writer{Client: r.Client, APIReader: r.APIReader}.Ensure(ctx, c, desired)
+	return ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder}.Ensure(ctx, c, desired)
 }

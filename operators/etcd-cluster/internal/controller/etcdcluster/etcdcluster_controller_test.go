@@ -24,6 +24,7 @@ import (
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/ensure"
 )
 
 const (
@@ -344,9 +345,11 @@ func TestEtcdClusterMakesNoWritesAndLogsNothingInSteadyState(t *testing.T) {
 		g.Expect(c.Status.ReadyMembers).To(BeEquivalentTo(1))
 	}, timeout, tick).Should(Succeed())
 	g.Expect(logs.Since(0, ns, "Creating StatefulSet")).To(HaveLen(1), "each write is logged once")
+	// Both Services, the PodDisruptionBudget and the StatefulSet created: a Normal Event each.
+	g.Expect(events.Emitted(c, ensure.EventCreated)).To(Equal(4))
 
 	time.Sleep(time.Second) // let the passes the last writes triggered finish
-	before, mark := writes.Writes(), logs.Len()
+	before, mark, recorded := writes.Writes(), logs.Len(), events.Emitted(c, ensure.EventCreated)+events.Emitted(c, ensure.EventUpdated)
 	for i := range 5 {
 		poke(g, c, strconv.Itoa(i))
 		_, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)})
@@ -355,6 +358,7 @@ func TestEtcdClusterMakesNoWritesAndLogsNothingInSteadyState(t *testing.T) {
 	time.Sleep(time.Second)
 	g.Expect(writes.Writes()-before).To(BeZero(), "a Ready cluster whose spec did not change is not written")
 	g.Expect(logs.Since(mark, ns)).To(BeEmpty(), "an idle pass logs nothing")
+	g.Expect(events.Emitted(c, ensure.EventCreated)+events.Emitted(c, ensure.EventUpdated)).To(Equal(recorded), "no write, no Event")
 	get(g, c)
 	g.Expect(conditions.IsTrue(c, conditions.ReadyCondition)).To(BeTrue())
 }
