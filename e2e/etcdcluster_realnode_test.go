@@ -312,10 +312,11 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		expectEtcdKeys(ctx, endpoint, "/lost-volume", faultKeys)
 	})
 
-	It("keeps every acknowledged write while the leader's pod and then another member's are killed during writes", func(ctx SpecContext) {
+	It("keeps every acknowledged write and a linearizable history while the leader's pod and then another member's are killed under traffic", func(ctx SpecContext) {
 		before := expectEtcdReady(ctx, cluster, 3, previous)
 		stop, acked := make(chan struct{}), make(chan int, 1)
 		go writeEtcdKeysUntil(ctx, endpoint, "/killed-pods", stop, acked)
+		traffic := startEtcdTraffic(ctx, endpoint, "/robustness/killed-pods/")
 		leader := ""
 		for _, m := range before.Members {
 			if m.ID == before.LeaderID {
@@ -345,6 +346,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		written := <-acked
 		Expect(written).To(BeNumerically(">", 0))
 		expectEtcdKeys(ctx, endpoint, "/killed-pods", written)
+		traffic.stopAndCheck(ctx, "leader-and-member-pods-deleted")
 	}, SpecTimeout(8*time.Minute))
 
 	It("holds a spec its members cannot start with: the failing member keeps its ID and data, and a revert brings it back", func(ctx SpecContext) {

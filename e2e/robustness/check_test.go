@@ -1,0 +1,84 @@
+package robustness
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+func op(client int, req Request, resp Response, call, ret int64) Op {
+	return Op{Client: client, Request: req, Response: resp, Call: call, Return: ret}
+}
+
+var keys = []string{"k"}
+
+func TestCheckAcceptsALinearizableHistoryWithUnknownWrites(t *testing.T) {
+	ops := []Op{
+		op(0, Request{Kind: Put, Key: "k", Value: "a"}, Response{}, 0, 10),
+		op(1, Request{Kind: Get, Key: "k"}, Response{Found: true, Value: "a"}, 5, 15), // overlaps the put
+		op(0, Request{Kind: Put, Key: "k", Value: "b"}, Response{Unknown: true, Err: "deadline"}, 20, 30),
+		op(1, Request{Kind: CAS, Key: "k", Value: "c", Expected: "b"}, Response{Succeeded: true}, 40, 50), // b was applied
+		op(1, Request{Kind: GetSerializable, Key: "k"}, Response{Found: true, Value: "a"}, 60, 70),        // stale, allowed
+		op(0, Request{Kind: Get, Key: "k"}, Response{Err: "unavailable"}, 60, 70),                         // failed: no effect
+		op(1, Request{Kind: Range}, Response{KVs: map[string]string{"k": "c"}}, 80, 90),
+	}
+	r := Check(ops, keys, map[string]string{"k": "c"}, time.Minute)
+	if !r.OK() || r.Issued != 7 || r.Acknowledged != 5 || r.Unknown != 1 || r.Failed != 1 {
+		t.Fatalf("report %s, lost %v, stale %v", r, r.Lost, r.StaleReads)
+	}
+	if r.LongestWriteGap != 40 {
+		t.Fatalf("longest time without a write: %s, want 40ns (from the CAS at 50 to the end at 90)", r.LongestWriteGap)
+	}
+}
+
+func TestCheckFindsAStaleLinearizableRead(t *testing.T) {
+	ops := []Op{
+		op(0, Request{Kind: Put, Key: "k", Value: "a"}, Response{}, 0, 10),
+		op(0, Request{Kind: Put, Key: "k", Value: "b"}, Response{}, 20, 30),
+		op(1, Request{Kind: Get, Key: "k"}, Response{Found: true, Value: "a"}, 40, 50), // after b was acknowledged
+	}
+	r := Check(ops, keys, map[string]string{"k": "b"}, time.Minute)
+	if r.Linearizable != porcupine.Illegal || r.OK() {
+		t.Fatalf("a read of a replaced value must not be linearizable: %s", r)
+	}
+	dir := t.TempDir()
+	if err := r.WriteEvidence(dir, ops); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"history.json", "linearizability.html"} {
+		if info, err := os.Stat(filepath.Join(dir, f)); err != nil || info.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+func TestCheckFindsAnAcknowledgedWriteLost(t *testing.T) {
+	ops := []Op{
+		op(0, Request{Kind: Put, Key: "k", Value: "a"}, Response{}, 0, 10),
+		op(0, Request{Kind: Put, Key: "k", Value: "b"}, Response{}, 20, 30),
+		op(1, Request{Kind: Put, Key: "k", Value: "c"}, Response{Unknown: true}, 5, 8), // may have happened
+	}
+	// After the traffic the key holds a: b, acknowledged after a, is gone.
+	r := Check(ops, keys, map[string]string{"k": "a"}, time.Minute)
+	if len(r.Lost) != 1 || r.OK() {
+		t.Fatalf("lost %v: %s", r.Lost, r)
+	}
+	// Holding c is fine: the unknown put may have been applied last.
+	if r := Check(ops, keys, map[string]string{"k": "c"}, time.Minute); len(r.Lost) != 0 {
+		t.Fatalf("an unknown write may be the last: lost %v", r.Lost)
+	}
+	// Absent is not: nothing deleted it.
+	if r := Check(ops, keys, map[string]string{}, time.Minute); len(r.Lost) != 1 {
+		t.Fatalf("absent after acknowledged puts: lost %v", r.Lost)
+	}
+}
+
+func TestCheckFindsASerializableReadOfAValueNeverWritten(t *testing.T) {
+	ops := []Op{op(1, Request{Kind: GetSerializable, Key: "k"}, Response{Found: true, Value: "ghost"}, 0, 10)}
+	if r := Check(ops, keys, map[string]string{}, time.Minute); len(r.StaleReads) != 1 || r.OK() {
+		t.Fatalf("%s: %v", r, r.StaleReads)
+	}
+}
