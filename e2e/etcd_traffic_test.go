@@ -55,7 +55,7 @@ func startEtcdTraffic(ctx context.Context, endpoint, prefix string) *etcdTraffic
 // stopAndCheck stops the traffic, reads the final state, and fails unless the history is
 // linearizable with no acknowledged write lost; a failed check leaves the history and
 // porcupine's visualization in the log folder, under robustness/<scenario>.
-func (t *etcdTraffic) stopAndCheck(ctx context.Context, scenario string) robustness.Report {
+func (t *etcdTraffic) stopAndCheck(ctx context.Context, scenario string) {
 	t.cancel()
 	<-t.done
 	final := map[string]string{}
@@ -77,5 +77,4 @@ func (t *etcdTraffic) stopAndCheck(ctx context.Context, scenario string) robustn
 		Fail(fmt.Sprintf("%s: %s; lost %v; stale %v; history and visualization in %s", scenario, report, report.Lost, report.StaleReads, dir))
 	}
 	Expect(report.Acknowledged).To(BeNumerically(">", 0), "the traffic ran")
-	return report
 }

@@ -260,6 +260,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 	It("keeps a key written through the client Service across scale 3 → 5 → 3", func(ctx SpecContext) {
 		endpoint = etcdClientURL(ctx, cluster)
 		Eventually(func() error { return etcdPut(ctx, endpoint, key, value) }).WithContext(ctx).Should(Succeed())
+		traffic := startEtcdTraffic(ctx, endpoint, "/robustness/scale/")
 
 		scaleEtcd(ctx, cluster, 5)
 		five := expectEtcdReady(ctx, cluster, 5, previous)
@@ -277,11 +278,13 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		}).WithContext(ctx).Should(Succeed())
 
 		Eventually(func() (string, error) { return etcdGet(ctx, endpoint, key) }).WithContext(ctx).Should(Equal(value))
+		traffic.stopAndCheck(ctx, "scale-3-5-3")
 	})
 
 	It("replaces a member whose pod and data are lost, with a new member ID", func(ctx SpecContext) {
 		before := expectEtcdReady(ctx, cluster, 3, previous)
 		writeEtcdKeys(ctx, endpoint, "/lost-volume")
+		traffic := startEtcdTraffic(ctx, endpoint, "/robustness/lost-volume/")
 		victim := cluster.GetName() + "-2"
 		By("deleting pod " + victim + " and its volume claim")
 		ns := cluster.GetNamespace()
@@ -310,6 +313,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
 		Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
 		expectEtcdKeys(ctx, endpoint, "/lost-volume", faultKeys)
+		traffic.stopAndCheck(ctx, "member-replaced-after-volume-loss")
 	})
 
 	It("keeps every acknowledged write and a linearizable history while the leader's pod and then another member's are killed under traffic", func(ctx SpecContext) {
@@ -393,6 +397,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 
 	It("upgrades one member at a time, never below quorum, and keeps the data", func(ctx SpecContext) {
 		expectEtcdReady(ctx, cluster, 3, previous)
+		traffic := startEtcdTraffic(ctx, endpoint, "/robustness/upgrade/")
 		patchEtcdSpec(ctx, cluster, fmt.Sprintf(`{"spec":{"version":%q}}`, current))
 
 		By("watching the members while they roll from " + previous + " to " + current)
@@ -416,5 +421,6 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		}
 		expectEtcdReady(ctx, cluster, 3, current)
 		Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
+		traffic.stopAndCheck(ctx, "etcd-upgrade-"+previous+"-to-"+current)
 	}, SpecTimeout(6*time.Minute))
 })
