@@ -24,7 +24,6 @@ import (
 type etcdTraffic struct {
 	traffic robustness.Traffic
 	history *robustness.History
-	keys    []string
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
@@ -39,9 +38,6 @@ func startEtcdTraffic(ctx context.Context, endpoint, prefix string) *etcdTraffic
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() { _ = c.Close() }) // its error is the cancelled context it closes with
 		t.traffic.Clients = append(t.traffic.Clients, c)
-	}
-	for i := range t.traffic.Keys {
-		t.keys = append(t.keys, fmt.Sprintf("%s%d", prefix, i))
 	}
 	var trafficCtx context.Context
 	trafficCtx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -58,18 +54,15 @@ func startEtcdTraffic(ctx context.Context, endpoint, prefix string) *etcdTraffic
 func (t *etcdTraffic) stopAndCheck(ctx context.Context, scenario string) {
 	t.cancel()
 	<-t.done
-	final := map[string]string{}
-	Eventually(func(g Gomega) {
+	var final map[string]string
+	Eventually(func() (err error) {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		r, err := t.traffic.Clients[0].Get(rctx, t.traffic.Prefix, clientv3.WithPrefix())
-		g.Expect(err).NotTo(HaveOccurred())
-		for _, kv := range r.Kvs {
-			final[string(kv.Key)] = string(kv.Value)
-		}
+		final, err = t.traffic.State(rctx, t.traffic.Clients[0])
+		return err
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	ops := t.history.Ops()
-	report := robustness.Check(ops, t.keys, final, 2*time.Minute)
+	report := robustness.Check(ops, t.traffic.KeySpace(), final, 2*time.Minute)
 	By(scenario + ": " + report.String())
 	if !report.OK() {
 		dir := filepath.Join(logDir(), "robustness", scenario)

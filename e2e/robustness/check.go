@@ -3,7 +3,6 @@ package robustness
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -157,6 +156,3 @@ func (r Report) WriteEvidence(dir string, ops []Op) error {
 	defer func() { _ = f.Close() }()
 	return porcupine.Visualize(model, r.info, f)
 }
-
-// unknownReturn is the return time porcupine gets for an operation of unknown outcome.
-const unknownReturn = math.MaxInt64

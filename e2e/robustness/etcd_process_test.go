@@ -91,10 +91,6 @@ func TestTrafficThroughAnEtcdKilledAndRestartedIsLinearizableAndLosesNothing(t *
 		clients = append(clients, c)
 	}
 	traffic := Traffic{Clients: clients, Prefix: "/robustness/", Keys: 5, Timeout: time.Second}
-	keys := make([]string, traffic.Keys)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("%s%d", traffic.Prefix, i)
-	}
 	h := NewHistory()
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
@@ -106,9 +102,9 @@ func TestTrafficThroughAnEtcdKilledAndRestartedIsLinearizableAndLosesNothing(t *
 	e.start()
 	<-done
 
-	final := readAll(t, clients[0], traffic.Prefix)
+	final := finalState(t, traffic, clients[0])
 	ops := h.Ops()
-	r := Check(ops, keys, final, time.Minute)
+	r := Check(ops, traffic.KeySpace(), final, time.Minute)
 	t.Logf("etcd killed and restarted: %s", r)
 	if !r.OK() {
 		dir := filepath.Join(t.TempDir(), "evidence")
@@ -125,20 +121,16 @@ func TestTrafficThroughAnEtcdKilledAndRestartedIsLinearizableAndLosesNothing(t *
 	}
 }
 
-// readAll reads every key under prefix linearizably, retrying while the member comes back.
-func readAll(t *testing.T, c *clientv3.Client, prefix string) map[string]string {
+// finalState reads the traffic's keys, retrying while the member comes back.
+func finalState(t *testing.T, traffic Traffic, c *clientv3.Client) map[string]string {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		r, err := c.Get(ctx, prefix, clientv3.WithPrefix())
+		state, err := traffic.State(ctx, c)
 		cancel()
 		if err == nil {
-			out := map[string]string{}
-			for _, kv := range r.Kvs {
-				out[string(kv.Key)] = string(kv.Value)
-			}
-			return out
+			return state
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("reading the final state: %v", err)

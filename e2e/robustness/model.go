@@ -2,6 +2,7 @@ package robustness
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/anishathalye/porcupine"
@@ -62,6 +63,9 @@ var model = porcupine.Model{
 		return "absent"
 	},
 }
+
+// unknownReturn is the return time porcupine gets for an operation of unknown outcome.
+const unknownReturn = math.MaxInt64
 
 // operations turns a history into porcupine's operations over keys (keys: every key the
 // traffic uses, which a range covers). Failed reads had no effect and are left out; a write

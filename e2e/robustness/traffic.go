@@ -21,6 +21,31 @@ type Traffic struct {
 	Interval time.Duration
 }
 
+// KeySpace is every key the traffic uses: Prefix and a number below Keys.
+func (t Traffic) KeySpace() []string {
+	keys := make([]string, t.Keys)
+	for i := range keys {
+		keys[i] = t.key(i)
+	}
+	return keys
+}
+
+func (t Traffic) key(i int) string { return fmt.Sprintf("%s%d", t.Prefix, i) }
+
+// State reads every key under the traffic's prefix, linearizably: the final state a history
+// is checked against once the traffic stopped.
+func (t Traffic) State(ctx context.Context, c *clientv3.Client) (map[string]string, error) {
+	r, err := c.Get(ctx, t.Prefix, clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	state := map[string]string{}
+	for _, kv := range r.Kvs {
+		state[string(kv.Key)] = string(kv.Value)
+	}
+	return state, nil
+}
+
 // weights says how often each kind of operation is issued.
 var weights = []struct {
 	kind   Kind
@@ -74,7 +99,7 @@ func (t Traffic) client(ctx context.Context, h *History, id int, c *clientv3.Cli
 
 // request picks the next operation; written values are unique in the history.
 func (t Traffic) request(rng *rand.Rand, id, seq int, lastRead map[string]*string) Request {
-	key := fmt.Sprintf("%s%d", t.Prefix, rng.IntN(t.Keys))
+	key := t.key(rng.IntN(t.Keys))
 	value := fmt.Sprintf("c%d-%d", id, seq)
 	n := rng.IntN(100)
 	for _, w := range weights {

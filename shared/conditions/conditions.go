@@ -44,11 +44,6 @@ func Get(obj Setter, conditionType string) *metav1.Condition {
 	return meta.FindStatusCondition(obj.GetConditions(), conditionType)
 }
 
-// Snapshot copies obj's conditions, to compare with after a pass (Transitioned).
-func Snapshot(obj Setter) []metav1.Condition {
-	return append([]metav1.Condition(nil), obj.GetConditions()...)
-}
-
 // Object is an API object whose status carries conditions.
 type Object interface {
 	runtime.Object

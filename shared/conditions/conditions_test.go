@@ -51,7 +51,7 @@ func TestTransitionsReportEachTransitionOnce(t *testing.T) {
 	var tr Transitions
 	report := func(before []metav1.Condition) { tr.Record(events, o, before, "Degraded") }
 
-	before := Snapshot(o)
+	before := snapshot(o)
 	Set(o, "Degraded", metav1.ConditionFalse, "AsExpected", "fine")
 	report(before)
 	Set(o, "Degraded", metav1.ConditionTrue, "PodCreateFailed", "quota exceeded")
@@ -71,9 +71,9 @@ func TestTransitionsReportEachTransitionOnce(t *testing.T) {
 
 	// Seen for the first time (a restarted manager): what the object said before counts.
 	var restarted Transitions
-	restarted.Record(events, o, Snapshot(o), "Degraded")
+	restarted.Record(events, o, snapshot(o), "Degraded")
 	tr.Forget("", "")
-	tr.Record(events, o, Snapshot(o), "Degraded")
+	tr.Record(events, o, snapshot(o), "Degraded")
 	if got := drain(events); len(got) != 0 {
 		t.Fatalf("no transition since the object was read, yet events %q", got)
 	}
@@ -89,4 +89,9 @@ func drain(r *clientevents.FakeRecorder) []string {
 			return got
 		}
 	}
+}
+
+// snapshot copies o's conditions, as the status patcher keeps them from the start of a pass.
+func snapshot(o Setter) []metav1.Condition {
+	return append([]metav1.Condition(nil), o.GetConditions()...)
 }

@@ -53,8 +53,8 @@ func setStatus(c *v1beta2.EtcdCluster, o outcome, addr membership.Addresses) {
 // (conditions.ErrorReason) and not Ready; what is known of the members is left as it was.
 func setBlocked(c *v1beta2.EtcdCluster, err error) {
 	c.Status.ObservedGeneration = c.Generation
-	conditions.Set(c, conditions.DegradedCondition, metav1.ConditionTrue, conditions.ErrorReason(err), err.Error())
-	conditions.Set(c, conditions.ReadyCondition, metav1.ConditionFalse, conditions.ErrorReason(err), err.Error())
+	conditions.SetDegraded(c, err, nil, "")
+	conditions.SetSummary(c, metav1.ConditionFalse, "", "") // Degraded is True: Ready says why
 }
 
 // setMembers records the members, leader and versions, and counts the members.
