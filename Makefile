@@ -91,6 +91,12 @@ SCORECARD_TEST = $(BIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
 HELM_OPERATOR  = $(BIN)/helm-operator-$(OPERATOR_SDK_VERSION)
 COREDNS        = $(BIN)/coredns-$(COREDNS_VERSION)
 ETCD_PREVIOUS  = $(BIN)/etcd-$(ETCD_PREVIOUS_VERSION)
+# The previous etcd-cluster release, built from the commit its bundle was made from (never the
+# current manager relabelled): e2e upgrades a running cluster from it to the current release
+# through OLM.
+ETCD_CLUSTER_PREVIOUS_RELEASE = 0.2.0
+ETCD_CLUSTER_PREVIOUS_COMMIT  = 0bad2249de937f725de2666981c4799b56287fad
+ETCD_CLUSTER_PREVIOUS_MANAGER = $(BIN)/etcd-cluster-v$(ETCD_CLUSTER_PREVIOUS_RELEASE)/manager
 IMAGES_TOOL    = $(BIN)/images
 BUNDLE_TOOL    = $(BIN)/bundle
 CATALOG_TOOL   = $(BIN)/catalog
@@ -380,7 +386,8 @@ E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE
 	E2E_IMAGES_REGISTRY_TLS=$(IMAGE_REGISTRY_TLS) E2E_REGISTRY_CA=$(REGISTRY_CA) \
 	E2E_OPM_INDEX_IMAGE=$(OPM_INDEX_IMAGE) E2E_BUSYBOX_IMAGE=$(BUSYBOX_IMAGE) E2E_SCORECARD_IMAGE=$(SCORECARD_IMAGE) \
 	E2E_NATS_IMAGE=$(NATS_IMAGE) E2E_KRT_RUNNER_IMAGE=$(KRT_RUNNER_IMAGE) E2E_MINIMART_APP_IMAGE=$(MINIMART_APP_IMAGE) E2E_HELM=$(HELM) \
-	E2E_CHART_REPO=$(CHART_REPO) E2E_HELM_REGISTRY_FLAGS="$(HELM_REGISTRY_FLAGS)"
+	E2E_CHART_REPO=$(CHART_REPO) E2E_HELM_REGISTRY_FLAGS="$(HELM_REGISTRY_FLAGS)" E2E_ROBUSTNESS_TRAFFIC=$(E2E_ROBUSTNESS_TRAFFIC) \
+	E2E_ETCD_CLUSTER_PREVIOUS_RELEASE=$(ETCD_CLUSTER_PREVIOUS_RELEASE)
 
 # The e2e specs wait on the cluster far more than they compute: they run in E2E_PROCS ginkgo
 # processes on one cluster; specs that change what every other spec sees are marked Serial.
@@ -397,8 +404,19 @@ e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up 
 	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v --procs=$(E2E_PROCS) $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
 
+# make robustness runs the etcd-cluster robustness scenarios (the e2e specs labelled
+# robustness), each under at least ROBUSTNESS_TRAFFIC of traffic; make e2e runs them too, each
+# for as long as its fault takes.
+ROBUSTNESS_TRAFFIC ?= 60s
+
+.PHONY: robustness
+robustness: tools-test ## The etcd-cluster robustness scenarios on the real node, each under ROBUSTNESS_TRAFFIC (60s) of traffic, then their table.
+	@rm -f $(LOCAL)/logs/e2e/robustness/table.txt; rc=0; $(MAKE) --no-print-directory e2e REAL_NODE=required E2E_ROBUSTNESS_TRAFFIC=$(ROBUSTNESS_TRAFFIC) \
+	  GINKGO_ARGS="--label-filter=robustness $(GINKGO_ARGS)" || rc=$$?; \
+	echo "Robustness, one scenario a line:"; cat $(LOCAL)/logs/e2e/robustness/table.txt; exit $$rc
+
 .PHONY: images
-images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) $(SCORECARD_TEST) node-packages ## Build our images from source (pause, etcd, managers, e2e agent, NATS and krt-runner, minimart-app, OLM's and operator-sdk's); load them into a running real node.
+images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(ETCD_CLUSTER_PREVIOUS_MANAGER) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) $(SCORECARD_TEST) node-packages ## Build our images from source (pause, etcd, managers and the previous etcd-cluster release's, e2e agent, NATS and krt-runner, minimart-app, OLM's and operator-sdk's); load them into a running real node.
 	@mkdir -p $(STATIC_DIR)
 	cd hack/images && GOWORK=off go build -o $(STATIC_DIR)/pause ./pause && GOWORK=off go build -o $(STATIC_DIR)/cp ./cp
 	cd e2e && go build -o $(STATIC_DIR)/e2e-agent ./agent
@@ -414,6 +432,7 @@ images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM
 	  $(MINIMART_APP_IMAGE)=$(STATIC_DIR)/minimart-app:/minimart-app \
 	  $(OPM_IMAGE)=$(OPM):/bin/opm $(OLM_UTIL_IMAGE)=$(STATIC_DIR)/cp:/bin/cp,$(OLM_BIN)/cpb:/bin/cpb \
 	  $(foreach op,$(OPERATORS),$(call manager_image,$(op))=$(STATIC_DIR)/$(op)-manager:/manager) \
+	  $(call image,etcd-cluster):v$(ETCD_CLUSTER_PREVIOUS_RELEASE)=$(ETCD_CLUSTER_PREVIOUS_MANAGER):/manager \
 	  $(SCORECARD_IMAGE)=$(SCORECARD_TEST):/usr/local/bin/scorecard-test
 	@if [ -x $(BUSYBOX) ]; then mkdir -p $(STATIC_DIR)/empty-catalog && \
 	  $(IMAGES_TOOL) build --out $(IMAGES_DIR) $(BUSYBOX_IMAGE)=$(BUSYBOX):/bin/busybox,$(BUSYBOX):/bin/sh,$(BUSYBOX):/bin/cat,$(BUSYBOX):/bin/gzip,$(BUSYBOX):/bin/tar && \
@@ -474,6 +493,12 @@ $(CATALOG_TOOL): $(wildcard hack/catalog/*.go) hack/catalog/go.mod
 
 $(ETCD_PREVIOUS): hack/tools/etcd-previous/go.mod
 	cd hack/tools/etcd-previous && GOWORK=off go build -o $@ .
+
+$(ETCD_CLUSTER_PREVIOUS_MANAGER):
+	@rm -rf $(LOCAL)/previous-release && mkdir -p $(LOCAL)/previous-release
+	git archive $(ETCD_CLUSTER_PREVIOUS_COMMIT) operators/etcd-cluster shared | tar -x -C $(LOCAL)/previous-release
+	cd $(LOCAL)/previous-release/operators/etcd-cluster && GOWORK=off go build -o $@ ./cmd
+	rm -rf $(LOCAL)/previous-release
 
 $(GRPC_HEALTH_PROBE): hack/tools/grpc-health-probe/go.mod
 	cd hack/tools/grpc-health-probe && GOWORK=off go build -o $@ github.com/grpc-ecosystem/grpc-health-probe

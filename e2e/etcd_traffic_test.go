@@ -4,7 +4,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -13,34 +15,49 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive // gomega's DSL
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/quintet-operators/quintet/e2e/robustness"
 )
+
+// robustnessEntry names the report entry each scenario's figures go in.
+const robustnessEntry = "robustness"
 
 // etcdTraffic is robustness traffic running against an etcd cluster's client Service: three
 // clients doing puts, gets, deletes, compare-and-swaps and ranges on ten keys, each at most
 // 50 operations a second (the machine runs the other specs meanwhile), every operation
 // recorded, until stopAndCheck checks the history.
 type etcdTraffic struct {
-	traffic robustness.Traffic
-	history *robustness.History
-	cancel  context.CancelFunc
-	done    chan struct{}
+	scenario string
+	cluster  *unstructured.Unstructured
+	started  time.Time
+	members  map[string]memberRun // the members' pods when the traffic started
+	traffic  robustness.Traffic
+	history  *robustness.History
+	cancel   context.CancelFunc
+	done     chan struct{}
 }
 
-// startEtcdTraffic starts traffic at endpoint (http://host:port) on the keys under prefix.
-func startEtcdTraffic(ctx context.Context, endpoint, prefix string) *etcdTraffic {
-	t := &etcdTraffic{traffic: robustness.Traffic{Prefix: prefix, Keys: 10, Timeout: 2 * time.Second, Interval: 20 * time.Millisecond},
+// startEtcdTraffic starts the traffic of scenario on the cluster's client Service, on the keys
+// under /robustness/<scenario>/. It refuses a cluster the harness did not make.
+func startEtcdTraffic(ctx context.Context, cluster *unstructured.Unstructured, scenario string) *etcdTraffic {
+	endpoint := strings.TrimPrefix(etcdClientURL(ctx, cluster), "http://")
+	local, err := robustness.LocalAddresses()
+	Expect(err).NotTo(HaveOccurred())
+	target := robustness.Target{APIServer: cfg.Host, Local: local, Name: cluster.GetName(), Labels: cluster.GetLabels(), Endpoint: endpoint}
+	Expect(target.Refusal()).NotTo(HaveOccurred(), "the robustness harness runs only against what it made")
+	t := &etcdTraffic{scenario: scenario, cluster: cluster, members: memberRuns(ctx, cluster),
+		traffic: robustness.Traffic{Prefix: "/robustness/" + scenario + "/", Keys: 10, Timeout: 2 * time.Second, Interval: 20 * time.Millisecond},
 		history: robustness.NewHistory(), done: make(chan struct{})}
 	for range 3 {
-		c, err := clientv3.New(clientv3.Config{Endpoints: []string{strings.TrimPrefix(endpoint, "http://")},
-			DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func() { _ = c.Close() }) // its error is the cancelled context it closes with
-		t.traffic.Clients = append(t.traffic.Clients, c)
+		t.traffic.Clients = append(t.traffic.Clients, etcdClient(endpoint))
 	}
 	var trafficCtx context.Context
 	trafficCtx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	t.started = time.Now()
 	go func() {
 		defer close(t.done)
 		t.traffic.Run(trafficCtx, t.history)
@@ -48,10 +65,40 @@ func startEtcdTraffic(ctx context.Context, endpoint, prefix string) *etcdTraffic
 	return t
 }
 
-// stopAndCheck stops the traffic, reads the final state, and fails unless the history is
-// linearizable with no acknowledged write lost; a failed check leaves the history and
-// porcupine's visualization in the log folder, under robustness/<scenario>.
-func (t *etcdTraffic) stopAndCheck(ctx context.Context, scenario string) {
+// etcdClient is a client of the etcd endpoint (host:port), closed when the spec ends.
+func etcdClient(endpoint string) *clientv3.Client {
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { _ = c.Close() }) // its error is the cancelled context it closes with
+	return c
+}
+
+// robustnessTraffic is the least time each scenario's traffic runs ($E2E_ROBUSTNESS_TRAFFIC,
+// a Go duration): none by default, so a scenario's traffic lasts as long as its fault does;
+// make robustness sets a minute.
+func robustnessTraffic() time.Duration {
+	v := os.Getenv("E2E_ROBUSTNESS_TRAFFIC")
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	Expect(err).NotTo(HaveOccurred(), "E2E_ROBUSTNESS_TRAFFIC")
+	return d
+}
+
+// stopAndCheck lets the traffic run its least time, stops it, reads the final state, and
+// fails unless the history is linearizable with no acknowledged write lost; a failed check
+// leaves the history and porcupine's visualization in the log folder, under
+// robustness/<scenario>. The scenario's figures go in a report entry, for the table, and are
+// returned.
+func (t *etcdTraffic) stopAndCheck(ctx context.Context) robustness.Row {
+	if rest := robustnessTraffic() - time.Since(t.started); rest > 0 {
+		By(fmt.Sprintf("letting the traffic run %s more", rest.Round(time.Second)))
+		select {
+		case <-ctx.Done():
+		case <-time.After(rest):
+		}
+	}
 	t.cancel()
 	<-t.done
 	var final map[string]string
@@ -62,12 +109,86 @@ func (t *etcdTraffic) stopAndCheck(ctx context.Context, scenario string) {
 		return err
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	ops := t.history.Ops()
-	report := robustness.Check(ops, t.traffic.KeySpace(), final, 2*time.Minute)
-	By(scenario + ": " + report.String())
-	if !report.OK() {
-		dir := filepath.Join(logDir(), "robustness", scenario)
-		Expect(report.WriteEvidence(dir, ops)).To(Succeed())
-		Fail(fmt.Sprintf("%s: %s; lost %v; stale %v; history and visualization in %s", scenario, report, report.Lost, report.StaleReads, dir))
+	row := robustness.Row{Scenario: t.scenario, Traffic: time.Since(t.started),
+		Report: robustness.Check(ops, t.traffic.KeySpace(), final, 2*time.Minute), Restarts: restartsSince(t.members, memberRuns(ctx, t.cluster))}
+	AddReportEntry(robustnessEntry, row)
+	if !row.Report.OK() {
+		dir := filepath.Join(logDir(), "robustness", t.scenario)
+		Expect(row.Report.WriteEvidence(dir, ops)).To(Succeed())
+		Fail(fmt.Sprintf("%s; lost %v; stale %v; history and visualization in %s", row, row.Report.Lost, row.Report.StaleReads, dir))
 	}
-	Expect(report.Acknowledged).To(BeNumerically(">", 0), "the traffic ran")
+	Expect(row.Report.Acknowledged).To(BeNumerically(">", 0), "the traffic ran")
+	return row
 }
+
+// memberRun is one incarnation of a member's pod: its UID and its container restarts.
+type memberRun struct {
+	uid      types.UID
+	restarts int32
+}
+
+// memberRuns reads the cluster's member pods by name.
+func memberRuns(ctx context.Context, cluster *unstructured.Unstructured) map[string]memberRun {
+	pods := &corev1.PodList{}
+	Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
+	runs := map[string]memberRun{}
+	for _, p := range pods.Items {
+		runs[p.Name] = memberRun{uid: p.UID, restarts: containerRestarts(&p)}
+	}
+	return runs
+}
+
+// containerRestarts is how often the kubelet restarted the pod's containers.
+func containerRestarts(pod *corev1.Pod) int32 {
+	n := int32(0)
+	for _, s := range pod.Status.ContainerStatuses {
+		n += s.RestartCount
+	}
+	return n
+}
+
+// restartsSince counts the member restarts between two readings of the member pods: the
+// container restarts, and each pod made again (counted once however often it was). A pod
+// that first appears (the cluster grew) is no restart, nor one that went (it shrank).
+func restartsSince(before, after map[string]memberRun) int {
+	n := 0
+	for name, now := range after {
+		was, existed := before[name]
+		switch {
+		case existed && was.uid == now.uid:
+			n += int(now.restarts - was.restarts)
+		case existed:
+			n += 1 + int(now.restarts)
+		default:
+			n += int(now.restarts)
+		}
+	}
+	return n
+}
+
+// The robustness table: every scenario's figures, printed and written to
+// robustness/table.txt in the log folder once the suite has run.
+var _ = ReportAfterSuite("robustness table", func(report Report) {
+	var rows []robustness.Row
+	for _, spec := range report.SpecReports {
+		for _, entry := range spec.ReportEntries {
+			if entry.Name != robustnessEntry {
+				continue
+			}
+			// A spec of this process left the Row itself; another process's came as JSON.
+			row, ok := entry.Value.GetRawValue().(robustness.Row)
+			if !ok {
+				Expect(json.Unmarshal([]byte(entry.Value.AsJSON), &row)).To(Succeed())
+			}
+			rows = append(rows, row)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	table := robustness.Table(rows)
+	dir := filepath.Join(logDir(), "robustness")
+	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	Expect(os.WriteFile(filepath.Join(dir, "table.txt"), []byte(table), 0o644)).To(Succeed())
+	_, _ = fmt.Fprintf(GinkgoWriter, "Robustness, one scenario a line (also in %s):\n%s", filepath.Join(dir, "table.txt"), table)
+})

@@ -16,12 +16,15 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/quintet-operators/quintet/e2e/robustness"
 )
 
 // etcdStatus is the part of an EtcdCluster's status these specs read.
@@ -67,6 +70,16 @@ func (s etcdStatus) memberIDs() []string {
 		ids = append(ids, m.ID)
 	}
 	return ids
+}
+
+// leader is the name of the leader member.
+func (s etcdStatus) leader() string {
+	for _, m := range s.Members {
+		if m.ID == s.LeaderID {
+			return m.Name
+		}
+	}
+	return ""
 }
 
 func getEtcdStatus(ctx context.Context, g Gomega, c *unstructured.Unstructured) etcdStatus {
@@ -158,6 +171,9 @@ func etcdGet(ctx context.Context, endpoint, key string) (string, error) {
 	return string(value), err
 }
 
+// robustnessScenario marks the specs that run robustness traffic: make robustness runs them.
+var robustnessScenario = Label("robustness")
+
 // faultKeys is how many keys each fault spec writes before its fault and reads back after.
 const faultKeys = 30
 
@@ -213,6 +229,42 @@ func writeEtcdKeysUntil(ctx context.Context, endpoint, prefix string, stop <-cha
 	}
 }
 
+// claimNames are the names of the cluster's volume claims.
+func claimNames(ctx context.Context, g Gomega, cluster *unstructured.Unstructured) []string {
+	claims := &corev1.PersistentVolumeClaimList{}
+	g.Expect(k8sClient.List(ctx, claims, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
+	names := make([]string, 0, len(claims.Items))
+	for _, c := range claims.Items {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+// claimsOf are the names of the volume claims of a cluster of size members.
+func claimsOf(cluster *unstructured.Unstructured, size int) []string {
+	names := make([]string, size)
+	for i := range names {
+		names[i] = fmt.Sprintf("data-%s-%d", cluster.GetName(), i)
+	}
+	return names
+}
+
+// etcdMemberCount waits until etcd lists size members, and returns their IDs as status
+// writes them.
+func etcdMemberCount(ctx context.Context, members *clientv3.Client, size int) []string {
+	var ids []string
+	Eventually(func(g Gomega) {
+		list, err := members.MemberList(ctx)
+		g.Expect(err).NotTo(HaveOccurred())
+		ids = ids[:0]
+		for _, m := range list.Members {
+			ids = append(ids, fmt.Sprintf("%x", m.ID))
+		}
+		g.Expect(ids).To(HaveLen(size))
+	}).WithContext(ctx).Should(Succeed())
+	return ids
+}
+
 func scaleEtcd(ctx context.Context, c *unstructured.Unstructured, size int) {
 	patchEtcdSpec(ctx, c, fmt.Sprintf(`{"spec":{"size":%d}}`, size))
 }
@@ -237,7 +289,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 
 		cluster = &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
-			"metadata": map[string]any{"name": "real", "namespace": ns},
+			"metadata": map[string]any{"name": robustness.NamePrefix, "namespace": ns, "labels": map[string]any{robustness.HarnessLabel: "true"}},
 			"spec": map[string]any{
 				"size": int64(3), "version": previous, "repository": requiredEnv("E2E_IMAGES") + "/etcd",
 				"pod": realNodePlacement(),
@@ -250,17 +302,18 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		s := expectEtcdReady(ctx, cluster, 3, previous)
 		By(fmt.Sprintf("members %v, leader %s", s.memberIDs(), s.LeaderID))
 		pods := &corev1.PodList{}
-		Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": "real"})).To(Succeed())
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
 		Expect(pods.Items).To(HaveLen(3))
 		for _, p := range pods.Items {
 			Expect(p.Spec.NodeName).To(Equal(realNodeName))
 		}
 	})
 
-	It("keeps a key written through the client Service across scale 3 → 5 → 3", func(ctx SpecContext) {
+	It("keeps a key written through the client Service across scale 3 → 5 → 3", robustnessScenario, func(ctx SpecContext) {
+		expectEtcdReady(ctx, cluster, 3, previous)
 		endpoint = etcdClientURL(ctx, cluster)
 		Eventually(func() error { return etcdPut(ctx, endpoint, key, value) }).WithContext(ctx).Should(Succeed())
-		traffic := startEtcdTraffic(ctx, endpoint, "/robustness/scale/")
+		traffic := startEtcdTraffic(ctx, cluster, "scale-3-5-3")
 
 		scaleEtcd(ctx, cluster, 5)
 		five := expectEtcdReady(ctx, cluster, 5, previous)
@@ -268,23 +321,17 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		three := expectEtcdReady(ctx, cluster, 3, previous)
 		Expect(five.memberIDs()).To(ContainElements(three.memberIDs()), "scaling in removes members, it does not replace them")
 		Eventually(func(g Gomega) {
-			claims := &corev1.PersistentVolumeClaimList{}
-			g.Expect(k8sClient.List(ctx, claims, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": "real"})).To(Succeed())
-			names := make([]string, 0, len(claims.Items))
-			for _, c := range claims.Items {
-				names = append(names, c.Name)
-			}
-			g.Expect(names).To(ConsistOf("data-real-0", "data-real-1", "data-real-2"), "the volumes of the members removed go with them")
+			g.Expect(claimNames(ctx, g, cluster)).To(ConsistOf(claimsOf(cluster, 3)), "the volumes of the members removed go with them")
 		}).WithContext(ctx).Should(Succeed())
 
 		Eventually(func() (string, error) { return etcdGet(ctx, endpoint, key) }).WithContext(ctx).Should(Equal(value))
-		traffic.stopAndCheck(ctx, "scale-3-5-3")
+		traffic.stopAndCheck(ctx)
 	})
 
-	It("replaces a member whose pod and data are lost, with a new member ID", func(ctx SpecContext) {
+	It("replaces a member whose pod and data are lost, with a new member ID", robustnessScenario, func(ctx SpecContext) {
 		before := expectEtcdReady(ctx, cluster, 3, previous)
 		writeEtcdKeys(ctx, endpoint, "/lost-volume")
-		traffic := startEtcdTraffic(ctx, endpoint, "/robustness/lost-volume/")
+		traffic := startEtcdTraffic(ctx, cluster, "member-replaced-after-volume-loss")
 		victim := cluster.GetName() + "-2"
 		By("deleting pod " + victim + " and its volume claim")
 		ns := cluster.GetNamespace()
@@ -313,20 +360,15 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
 		Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
 		expectEtcdKeys(ctx, endpoint, "/lost-volume", faultKeys)
-		traffic.stopAndCheck(ctx, "member-replaced-after-volume-loss")
+		traffic.stopAndCheck(ctx)
 	})
 
-	It("keeps every acknowledged write and a linearizable history while the leader's pod and then another member's are killed under traffic", func(ctx SpecContext) {
+	It("keeps every acknowledged write and a linearizable history while the leader's pod and then another member's are killed under traffic", robustnessScenario, func(ctx SpecContext) {
 		before := expectEtcdReady(ctx, cluster, 3, previous)
 		stop, acked := make(chan struct{}), make(chan int, 1)
 		go writeEtcdKeysUntil(ctx, endpoint, "/killed-pods", stop, acked)
-		traffic := startEtcdTraffic(ctx, endpoint, "/robustness/killed-pods/")
-		leader := ""
-		for _, m := range before.Members {
-			if m.ID == before.LeaderID {
-				leader = m.Name
-			}
-		}
+		traffic := startEtcdTraffic(ctx, cluster, "leader-and-member-pods-deleted")
+		leader := before.leader()
 		Expect(leader).NotTo(BeEmpty())
 		follower := cluster.GetName() + "-0"
 		if leader == follower {
@@ -350,8 +392,59 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		written := <-acked
 		Expect(written).To(BeNumerically(">", 0))
 		expectEtcdKeys(ctx, endpoint, "/killed-pods", written)
-		traffic.stopAndCheck(ctx, "leader-and-member-pods-deleted")
+		traffic.stopAndCheck(ctx)
 	}, SpecTimeout(8*time.Minute))
+
+	It("keeps every acknowledged write and a linearizable history while the leader's etcd process is killed with SIGKILL inside its pod", robustnessScenario, func(ctx SpecContext) {
+		before := expectEtcdReady(ctx, cluster, 3, previous)
+		traffic := startEtcdTraffic(ctx, cluster, "leader-etcd-process-killed")
+		pod := &corev1.Pod{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: before.leader()}, pod)).To(Succeed())
+		restarts := containerRestarts(pod)
+		By("killing etcd in pod " + pod.Name + " with SIGKILL")
+		killEtcdProcess(pod)
+		Eventually(func(g Gomega) {
+			now := &corev1.Pod{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), now)).To(Succeed())
+			g.Expect(now.UID).To(Equal(pod.UID), "the same pod")
+			g.Expect(containerRestarts(now)).To(Equal(restarts+1), "the kubelet started etcd again in it")
+			g.Expect(podReady(now)).To(BeTrue())
+			after := checkEtcdReady(ctx, g, cluster, 3, previous)
+			g.Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()), "the same member again, on its data")
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		traffic.stopAndCheck(ctx)
+	}, SpecTimeout(6*time.Minute))
+
+	It("finishes a membership change whose manager was killed in the middle: after a member's add, before its pod; after a member's removal, before its pod goes", robustnessScenario, func(ctx SpecContext) {
+		before := expectEtcdReady(ctx, cluster, 3, previous)
+		members := etcdClient(strings.TrimPrefix(endpoint, "http://"))
+		traffic := startEtcdTraffic(ctx, cluster, "manager-killed-mid-membership-change")
+
+		By("growing to 4 members while the StatefulSet is held at 3 replicas")
+		release := holdScale(ctx, cluster)
+		scaleEtcd(ctx, cluster, 4)
+		added := etcdMemberCount(ctx, members, 4)
+		Expect(*etcdStatefulSet(ctx, Default, cluster).Spec.Replicas).To(BeEquivalentTo(3), "the new member's pod is not made yet")
+		killEtcdManager(ctx)
+		release(ctx)
+		four := expectEtcdReady(ctx, cluster, 4, previous)
+		Expect(four.memberIDs()).To(ConsistOf(added), "the next manager started the member added, and added no other")
+
+		By("shrinking to 3 members while the StatefulSet is held at 4 replicas")
+		release = holdScale(ctx, cluster)
+		scaleEtcd(ctx, cluster, 3)
+		Expect(etcdMemberCount(ctx, members, 3)).To(ConsistOf(before.memberIDs()), "the member removed is the one added")
+		Expect(*etcdStatefulSet(ctx, Default, cluster).Spec.Replicas).To(BeEquivalentTo(4), "the removed member's pod is not deleted yet")
+		killEtcdManager(ctx)
+		release(ctx)
+		three := expectEtcdReady(ctx, cluster, 3, previous)
+		Expect(three.memberIDs()).To(ConsistOf(before.memberIDs()))
+		Eventually(func(g Gomega) {
+			g.Expect(*etcdStatefulSet(ctx, g, cluster).Spec.Replicas).To(BeEquivalentTo(3))
+			g.Expect(claimNames(ctx, g, cluster)).To(ConsistOf(claimsOf(cluster, 3)), "the removed member's volume goes with it")
+		}).WithContext(ctx).Should(Succeed())
+		traffic.stopAndCheck(ctx)
+	}, SpecTimeout(10*time.Minute))
 
 	It("holds a spec its members cannot start with: the failing member keeps its ID and data, and a revert brings it back", func(ctx SpecContext) {
 		before := expectEtcdReady(ctx, cluster, 3, previous)
@@ -395,9 +488,9 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		expectEtcdKeys(ctx, endpoint, "/deleted-statefulset", faultKeys)
 	}, SpecTimeout(6*time.Minute))
 
-	It("upgrades one member at a time, never below quorum, and keeps the data", func(ctx SpecContext) {
+	It("upgrades one member at a time, never below quorum, and keeps the data", robustnessScenario, func(ctx SpecContext) {
 		expectEtcdReady(ctx, cluster, 3, previous)
-		traffic := startEtcdTraffic(ctx, endpoint, "/robustness/upgrade/")
+		traffic := startEtcdTraffic(ctx, cluster, "etcd-upgrade-"+previous+"-to-"+current)
 		patchEtcdSpec(ctx, cluster, fmt.Sprintf(`{"spec":{"version":%q}}`, current))
 
 		By("watching the members while they roll from " + previous + " to " + current)
@@ -405,7 +498,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		for !done {
 			Expect(ctx.Err()).NotTo(HaveOccurred())
 			pods := &corev1.PodList{}
-			Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": "real"})).To(Succeed())
+			Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
 			unready, upgraded := 0, 0
 			for _, p := range pods.Items {
 				if !podReady(&p) {
@@ -421,6 +514,6 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		}
 		expectEtcdReady(ctx, cluster, 3, current)
 		Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
-		traffic.stopAndCheck(ctx, "etcd-upgrade-"+previous+"-to-"+current)
+		traffic.stopAndCheck(ctx)
 	}, SpecTimeout(6*time.Minute))
 })

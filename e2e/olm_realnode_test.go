@@ -15,9 +15,12 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/quintet-operators/quintet/e2e/robustness"
 )
 
 // runOLMScript runs hack/olm.sh (what make olm-up and run-bundle run) against the local cluster.
@@ -203,5 +206,49 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 		expectInstalled(ctx, ns, successor)
 		expectCSVGone(ctx, ns, current)
 		expectEtcdReady(ctx, cluster, 3, requiredEnv("E2E_ETCD_VERSION"))
+	})
+
+	// Serial: the previous release's CRD replaces the current one until the upgrade.
+	It("upgrades etcd-cluster through OLM from the previous release, built from its own source, under traffic: linearizable, nothing lost, members restarted only for a changed pod template", Serial, robustnessScenario, func(ctx SpecContext) {
+		const pkg = "quintet-etcd-cluster"
+		previousRelease, currentRelease := requiredEnv("E2E_ETCD_CLUSTER_PREVIOUS_RELEASE"), operatorVersion("etcd-cluster")
+		previous, current := pkg+".v"+previousRelease, pkg+".v"+currentRelease
+		version := requiredEnv("E2E_ETCD_VERSION")
+		ns := realNodeNamespace(ctx, "olm-etcd-upgrade")
+		subscribe(ctx, ns, pkg, map[string]any{"installPlanApproval": "Manual", "startingCSV": previous})
+		approve(ctx, ns, pkg, previous)
+		expectInstalled(ctx, ns, previous)
+		Expect(managerOnRealNode(ctx, ns).Spec.Containers[0].Image).To(HaveSuffix(":v" + previousRelease))
+
+		By("running three members under " + previous)
+		cluster := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
+			"metadata": map[string]any{"name": robustness.NamePrefix + "-olm", "namespace": ns, "labels": map[string]any{robustness.HarnessLabel: "true"}},
+			"spec":     map[string]any{"size": int64(3), "version": version, "repository": requiredEnv("E2E_IMAGES") + "/etcd"},
+		}}
+		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
+		before := expectEtcdReady(ctx, cluster, 3, version)
+		previousTemplate := etcdStatefulSet(ctx, Default, cluster).Spec.Template
+
+		traffic := startEtcdTraffic(ctx, cluster, "operator-upgrade-olm-v"+previousRelease+"-to-v"+currentRelease)
+		By("approving the upgrade to " + current)
+		approve(ctx, ns, pkg, current)
+		expectInstalled(ctx, ns, current)
+		expectCSVGone(ctx, ns, previous)
+		Expect(managerOnRealNode(ctx, ns).Spec.Containers[0].Image).To(HaveSuffix(":v" + currentRelease))
+		var after etcdStatus
+		Eventually(func(g Gomega) {
+			after = checkEtcdReady(ctx, g, cluster, 3, version)
+			g.Expect(after.reason("Progressing")).NotTo(Equal("Restarting"))
+		}).WithContext(ctx).WithTimeout(5 * time.Minute).Should(Succeed())
+		Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()), "the same members, on their data")
+		row := traffic.stopAndCheck(ctx)
+
+		if equality.Semantic.DeepEqual(previousTemplate, etcdStatefulSet(ctx, Default, cluster).Spec.Template) {
+			Expect(row.Restarts).To(BeZero(), "the pod template did not change: no member restarts")
+		} else {
+			By(fmt.Sprintf("the current release changed the members' pod template: %d member restarts", row.Restarts))
+			Expect(row.Restarts).To(BeNumerically("<=", 3), "at most one restart per member")
+		}
 	})
 })

@@ -327,14 +327,18 @@ var _ = Describe("The real node", Ordered, func() {
 
 // sandboxesOf lists the real node's pod sandboxes for a pod, through the CRI.
 func sandboxesOf(pod *corev1.Pod) []string {
+	return strings.Fields(crictl("pods", "--quiet", "--label", "io.kubernetes.pod.uid="+string(pod.UID)))
+}
+
+// crictl runs crictl against the real node's containerd and returns what it printed.
+func crictl(args ...string) string {
 	cmd := exec.Command(requiredEnv("E2E_CRICTL"),
-		"--runtime-endpoint", "unix://"+filepath.Join(requiredEnv("E2E_LOCAL_DIR"), "node", "containerd", "containerd.sock"),
-		"pods", "--quiet", "--label", "io.kubernetes.pod.uid="+string(pod.UID))
+		append([]string{"--runtime-endpoint", "unix://" + filepath.Join(requiredEnv("E2E_LOCAL_DIR"), "node", "containerd", "containerd.sock")}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	Expect(err).NotTo(HaveOccurred(), stderr.String())
-	return strings.Fields(string(out))
+	Expect(err).NotTo(HaveOccurred(), "crictl %s: %s", strings.Join(args, " "), stderr.String())
+	return string(out)
 }
 
 // guardDrops reads the packet count of the real node's forward guard.

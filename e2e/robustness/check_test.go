@@ -3,6 +3,7 @@ package robustness
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +82,36 @@ func TestCheckFindsASerializableReadOfAValueNeverWritten(t *testing.T) {
 	if r := Check(ops, keys, map[string]string{}, time.Minute); len(r.StaleReads) != 1 || r.OK() {
 		t.Fatalf("%s: %v", r, r.StaleReads)
 	}
+}
+
+func TestTableHasALinePerScenario(t *testing.T) {
+	rows := []Row{
+		{Scenario: "leader-pod-deleted", Traffic: 61 * time.Second, Restarts: 1,
+			Report: Report{Issued: 900, Acknowledged: 880, Failed: 12, Unknown: 8, Linearizable: porcupine.Ok, LongestWriteGap: 1049 * time.Millisecond}},
+		{Scenario: "scale", Traffic: 60 * time.Second, Report: Report{Issued: 5, Linearizable: porcupine.Illegal, Lost: []string{"k"}}},
+	}
+	lines := strings.Split(strings.TrimRight(Table(rows), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("table:\n%s", strings.Join(lines, "\n"))
+	}
+	for i, want := range [][]string{
+		{"scenario", "traffic", "issued", "acknowledged", "failed", "unknown", "lost", "linearizable", "member", "restarts"},
+		{"leader-pod-deleted", "1m1s", "900", "880", "12", "8", "0", "Ok", "1.049s", "1"},
+		{"scale", "1m0s", "5", "0", "0", "0", "1", "Illegal", "0s", "0"},
+	} {
+		if got := strings.Fields(lines[i]); !containsInOrder(got, want) {
+			t.Errorf("line %d %q, want the fields %q in order", i, lines[i], want)
+		}
+	}
+}
+
+// containsInOrder reports whether want appear in got in that order.
+func containsInOrder(got, want []string) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
 }
