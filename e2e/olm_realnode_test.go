@@ -236,10 +236,15 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 		expectInstalled(ctx, ns, current)
 		expectCSVGone(ctx, ns, previous)
 		Expect(managerOnRealNode(ctx, ns).Spec.Containers[0].Image).To(HaveSuffix(":v" + currentRelease))
+		By("changing the spec without changing the members (paused: false, the default), so that conditions for the new generation show a pass of the current manager")
+		generation := cluster.GetGeneration()
+		patchEtcdSpec(ctx, cluster, `{"spec":{"paused":false}}`)
+		Expect(cluster.GetGeneration()).To(BeNumerically(">", generation))
 		var after etcdStatus
 		Eventually(func(g Gomega) {
 			after = checkEtcdReady(ctx, g, cluster, 3, version)
 			g.Expect(after.reason("Progressing")).NotTo(Equal("Restarting"))
+			g.Expect(etcdStatefulSet(ctx, g, cluster).Status.UpdatedReplicas).To(BeEquivalentTo(3), "every member runs the current pod template")
 		}).WithContext(ctx).WithTimeout(5 * time.Minute).Should(Succeed())
 		Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()), "the same members, on their data")
 		row := traffic.stopAndCheck(ctx)
