@@ -13,8 +13,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive // ginkgo's DSL
 	. "github.com/onsi/gomega"    //nolint:revive // gomega's DSL
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -52,8 +50,9 @@ func startEtcdTraffic(ctx context.Context, cluster *unstructured.Unstructured, s
 	t := &etcdTraffic{scenario: scenario, cluster: cluster, members: memberRuns(ctx, cluster),
 		traffic: robustness.Traffic{Prefix: "/robustness/" + scenario + "/", Keys: 10, Timeout: 2 * time.Second, Interval: 20 * time.Millisecond},
 		history: robustness.NewHistory(), done: make(chan struct{})}
+	tlsConfig := etcdClientTLS(ctx, cluster)
 	for range 3 {
-		t.traffic.Clients = append(t.traffic.Clients, etcdClient(endpoint))
+		t.traffic.Clients = append(t.traffic.Clients, etcdTLSClient(ctx, cluster, tlsConfig))
 	}
 	var trafficCtx context.Context
 	trafficCtx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
@@ -63,14 +62,6 @@ func startEtcdTraffic(ctx context.Context, cluster *unstructured.Unstructured, s
 		t.traffic.Run(trafficCtx, t.history)
 	}()
 	return t
-}
-
-// etcdClient is a client of the etcd endpoint (host:port), closed when the spec ends.
-func etcdClient(endpoint string) *clientv3.Client {
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() { _ = c.Close() }) // its error is the cancelled context it closes with
-	return c
 }
 
 // robustnessTraffic is the least time each scenario's traffic runs ($E2E_ROBUSTNESS_TRAFFIC,

@@ -279,6 +279,8 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		cluster           *unstructured.Unstructured
 		endpoint          string
 		previous, current string // the etcd versions the upgrade goes between
+		tlsClusters       *etcdTLSClusters
+		plainTimeToReady  time.Duration
 	)
 
 	BeforeAll(func(ctx SpecContext) {
@@ -296,10 +298,13 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 			},
 		}}
 		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
+		// Made now, on the same version, to come up beside the plaintext one: the TLS specs come last.
+		tlsClusters = createEtcdTLSClusters(ctx, ns, previous)
 	})
 
 	It("runs real members: Available and Ready, with member IDs and a leader", func(ctx SpecContext) {
 		s := expectEtcdReady(ctx, cluster, 3, previous)
+		plainTimeToReady = timeToReady(ctx, cluster)
 		By(fmt.Sprintf("members %v, leader %s", s.memberIDs(), s.LeaderID))
 		pods := &corev1.PodList{}
 		Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
@@ -417,7 +422,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 
 	It("finishes a membership change whose manager was killed in the middle: after a member's add, before its pod; after a member's removal, before its pod goes", robustnessScenario, func(ctx SpecContext) {
 		before := expectEtcdReady(ctx, cluster, 3, previous)
-		members := etcdClient(strings.TrimPrefix(endpoint, "http://"))
+		members := etcdTLSClient(ctx, cluster, nil)
 		traffic := startEtcdTraffic(ctx, cluster, "manager-killed-mid-membership-change")
 
 		By("growing to 4 members while the StatefulSet is held at 3 replicas")
@@ -516,4 +521,5 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
 		traffic.stopAndCheck(ctx)
 	}, SpecTimeout(6*time.Minute))
+	etcdTLSSpecs(&tlsClusters, &plainTimeToReady, func() string { return previous })
 })

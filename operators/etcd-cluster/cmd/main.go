@@ -67,7 +67,7 @@ func (o options) setup(mgr ctrl.Manager) error {
 		APIReader:      mgr.GetAPIReader(),
 		Recorder:       mgr.GetEventRecorder("etcdcluster-controller"),
 		ClusterWide:    o.clusterWide,
-		Dial:           etcd.NewDialer(o.dialTimeout),
+		DialTimeout:    o.dialTimeout,
 		RequestTimeout: o.requestTimeout,
 		ProxyEnv:       proxy.ReadProxyVarsFromEnv(),
 	}).SetupWithManager(mgr)

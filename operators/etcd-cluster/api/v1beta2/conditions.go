@@ -9,6 +9,10 @@ package v1beta2
 const (
 	// AvailableCondition is True when a quorum of members answers: the cluster serves.
 	AvailableCondition = "Available"
+	// CertificateExpiringCondition, with TLS on, is True (and a Warning Event) when a
+	// certificate of static Secrets expires within 30 days: the operator cannot renew it. It
+	// does not make the cluster less Ready: it serves until the certificate expires.
+	CertificateExpiringCondition = "CertificateExpiring"
 )
 
 // Condition reasons of an EtcdCluster, besides the shared ones.
@@ -40,7 +44,20 @@ const (
 	// ReasonRestarting: members restart onto a new spec one at a time.
 	ReasonRestarting = "Restarting"
 	// ReasonRecovering: the workloads of volumes holding data are made again.
-	ReasonRecovering           = "Recovering"
+	ReasonRecovering = "Recovering"
+	// ReasonTLSInvalid: the certificates spec.TLS names cannot be used (a Secret or key is
+	// missing, a certificate does not cover a member, has expired or is not signed by the
+	// CA given). Members keep the certificates they run with; nothing restarts or changes.
+	ReasonTLSInvalid = "TLSInvalid"
+	// ReasonTLSRotationUnsafe: the new certificates are not trusted by the CA of the members
+	// running, or the reverse: restarting one member onto them would cut it off. Put both
+	// CAs in the CA files first and let members restart, then change the certificates.
+	ReasonTLSRotationUnsafe = "TLSRotationUnsafe"
+	// Reasons of CertificateExpiring: a static certificate expires within 30 days
+	// (ExpiresSoon), none does (NotSoon), or the operator renews them (RenewedByOperator).
+	ReasonExpiresSoon          = "ExpiresSoon"
+	ReasonNotSoon              = "NotSoon"
+	ReasonRenewedByOperator    = "RenewedByOperator"
 	ReasonEvenSize             = "EvenSize"
 	ReasonUnsafeMembershipSkip = "UnsafeMembershipChangeRefused"
 )

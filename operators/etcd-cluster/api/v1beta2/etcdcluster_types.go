@@ -17,6 +17,8 @@ const (
 
 // EtcdClusterSpec is the desired state of an etcd cluster.
 // +kubebuilder:validation:XValidation:rule="(has(self.pod) && has(self.pod.storage)) == (has(oldSelf.pod) && has(oldSelf.pod.storage)) && (!has(self.pod) || !has(self.pod.storage) || self.pod.storage == oldSelf.pod.storage)",message="pod.storage cannot change once the cluster exists: each member keeps the volume it has; make a new cluster to move to other storage"
+// +kubebuilder:validation:XValidation:rule="has(self.TLS) == has(oldSelf.TLS)",message="TLS cannot be turned on or off for an existing cluster: members would stop understanding each other; create a new EtcdCluster with the TLS you want and copy the data into it (etcdctl make-mirror)"
+// +kubebuilder:validation:XValidation:rule="!has(self.TLS) || !has(oldSelf.TLS) || has(self.TLS.static) == has(oldSelf.TLS.static)",message="the TLS source cannot change between static and operatorManaged: the new CA would not be trusted by running members"
 type EtcdClusterSpec struct {
 	// size is the number of members, 1 to 9. An even size tolerates no more failures than
 	// the odd size below it; it is allowed, and reported in the Degraded condition's message.
@@ -59,6 +61,11 @@ type EtcdClusterSpec struct {
 	// pod is the policy for the member pods.
 	// +optional
 	Pod *PodPolicy `json:"pod,omitempty"`
+
+	// TLS for peers, clients and the operator; plain HTTP when unset. Set when the cluster
+	// is made: it cannot be turned on or off later.
+	// +optional
+	TLS *TLSPolicy `json:"TLS,omitempty"`
 }
 
 // PodPolicy shapes the member pods.
@@ -90,14 +97,14 @@ type PodPolicy struct {
 	AntiAffinity AntiAffinity `json:"antiAffinity,omitempty"`
 
 	// etcdArgs are extra etcd flags, such as --quota-backend-bytes=4294967296. Flags the
-	// operator manages (names, URLs, the initial cluster, the data directory) are refused.
+	// operator manages (names, URLs, the initial cluster, the data directory, TLS) are refused.
 	// Unless they set --auto-compaction-mode or --auto-compaction-retention, members compact
 	// their history hourly (periodic, 1h).
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.all(a, a.startsWith('--'))",message="each etcdArgs entry must be a flag starting with --"
-	// +kubebuilder:validation:XValidation:rule="self.all(a, !['--name', '--data-dir', '--listen-client-urls', '--listen-peer-urls', '--advertise-client-urls', '--initial-advertise-peer-urls', '--initial-cluster', '--initial-cluster-state', '--initial-cluster-token'].exists(f, a == f || a.startsWith(f + '=')))",message="etcdArgs must not set flags the operator manages (name, data dir, URLs, initial cluster)"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !['--name', '--data-dir', '--listen-client-urls', '--listen-peer-urls', '--advertise-client-urls', '--initial-advertise-peer-urls', '--initial-cluster', '--initial-cluster-state', '--initial-cluster-token', '--cert-file', '--key-file', '--trusted-ca-file', '--client-cert-auth', '--peer-cert-file', '--peer-key-file', '--peer-trusted-ca-file', '--peer-client-cert-auth'].exists(f, a == f || a.startsWith(f + '=')))",message="etcdArgs must not set flags the operator manages (name, data dir, URLs, initial cluster, TLS files and client certificate checks: see spec.TLS)"
 	// +optional
 	EtcdArgs []string `json:"etcdArgs,omitempty"`
 }
@@ -185,6 +192,9 @@ type EtcdClusterStatus struct {
 	// clientService is the Service clients connect to, port 2379.
 	// +optional
 	ClientService string `json:"clientService,omitempty"`
+	// tls is what the cluster's TLS runs with, when on.
+	// +optional
+	TLS *TLSStatus `json:"tls,omitempty"`
 	// conditions: Ready, Available, Progressing, Degraded.
 	// +listType=map
 	// +listMapKey=type

@@ -5,6 +5,7 @@ package etcd
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net/http"
@@ -76,27 +77,34 @@ const DefaultDialTimeout = 3 * time.Second
 
 // New dials the cluster with the official client, within DefaultDialTimeout.
 func New(ctx context.Context, endpoints []string) (Client, error) {
-	return NewDialer(DefaultDialTimeout)(ctx, endpoints)
+	return NewDialer(DefaultDialTimeout, nil)(ctx, endpoints)
 }
 
-// NewDialer dials with the official client, giving up on connecting after dialTimeout.
-func NewDialer(dialTimeout time.Duration) Dialer {
+// NewDialer dials with the official client, giving up on connecting after dialTimeout; over
+// TLS with tlsConfig (https endpoints) unless it is nil.
+func NewDialer(dialTimeout time.Duration, tlsConfig *tls.Config) Dialer {
 	return func(ctx context.Context, endpoints []string) (Client, error) {
 		c, err := clientv3.New(clientv3.Config{
 			Endpoints:   endpoints,
 			DialTimeout: dialTimeout,
 			Context:     ctx,
 			Logger:      zap.NewNop(),
+			TLS:         tlsConfig,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("connecting to etcd at %v: %w", endpoints, err)
 		}
-		return &client{c: c}, nil
+		web := http.DefaultClient
+		if tlsConfig != nil {
+			web = &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+		}
+		return &client{c: c, web: web}, nil
 	}
 }
 
 type client struct {
-	c *clientv3.Client
+	c   *clientv3.Client
+	web *http.Client // for the metrics of members
 }
 
 func (c *client) MemberList(ctx context.Context) ([]Member, error) {
@@ -168,7 +176,7 @@ func (c *client) ActivePeers(ctx context.Context, clientURL string) (map[uint64]
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.web.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("reading the metrics of %s: %w", clientURL, err)
 	}
@@ -179,7 +187,10 @@ func (c *client) ActivePeers(ctx context.Context, clientURL string) (map[uint64]
 	return parseActivePeers(resp.Body)
 }
 
-func (c *client) Close() error { return c.c.Close() }
+func (c *client) Close() error {
+	c.web.CloseIdleConnections()
+	return c.c.Close()
+}
 
 // isUnhealthy matches etcd's strict reconfig check refusing a change for now.
 func isUnhealthy(err error) bool {

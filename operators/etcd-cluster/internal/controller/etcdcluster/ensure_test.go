@@ -24,8 +24,8 @@ func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
 	without := withPolicy.DeepCopy()
 	without.Spec.Pod = nil
 
-	existing := statefulSet(withPolicy, 3, "3.6.8", nil)
-	if changed, err := ensure.CopyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing); err != nil || !changed {
+	existing := statefulSet(withPolicy, 3, memberTemplate{version: "3.6.8"})
+	if changed, err := ensure.CopyManagedFields(statefulSet(without, 3, memberTemplate{version: "3.6.8"}), existing); err != nil || !changed {
 		t.Fatal("clearing the pod policy must update the StatefulSet")
 	}
 	pod := existing.Spec.Template.Spec
@@ -33,7 +33,7 @@ func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
 		t.Fatalf("policy fields left behind: args %v, nodeSelector %v, tolerations %v, limits %v",
 			pod.Containers[0].Args, pod.NodeSelector, pod.Tolerations, pod.Containers[0].Resources.Limits)
 	}
-	if changed, _ := ensure.CopyManagedFields(statefulSet(without, 3, "3.6.8", nil), existing); changed {
+	if changed, _ := ensure.CopyManagedFields(statefulSet(without, 3, memberTemplate{version: "3.6.8"}), existing); changed {
 		t.Fatal("an unchanged StatefulSet must not be written again")
 	}
 }
@@ -41,7 +41,7 @@ func TestStatefulSetLosesPolicyFieldsTheSpecNoLongerSets(t *testing.T) {
 func TestMembersCompactHourlyAndSpreadOverNodesUnlessTheSpecSaysOtherwise(t *testing.T) {
 	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "default"},
 		Spec: v1beta2.EtcdClusterSpec{Size: 3, Version: "3.6.8", Repository: "etcd"}}
-	defaults := statefulSet(c, 3, "3.6.8", nil)
+	defaults := statefulSet(c, 3, memberTemplate{version: "3.6.8"})
 	pod := defaults.Spec.Template.Spec
 	if env := envOf(pod.Containers[0]); env["ETCD_AUTO_COMPACTION_MODE"] != "periodic" || env["ETCD_AUTO_COMPACTION_RETENTION"] != "1h" {
 		t.Fatalf("compaction env %v; want periodic, 1h", env)
@@ -55,7 +55,7 @@ func TestMembersCompactHourlyAndSpreadOverNodesUnlessTheSpecSaysOtherwise(t *tes
 	own := c.DeepCopy()
 	own.Spec.Pod = &v1beta2.PodPolicy{EtcdArgs: []string{"--auto-compaction-retention=10m"}, AntiAffinity: v1beta2.AntiAffinityRequired}
 	existing := defaults.DeepCopy()
-	if changed, err := ensure.CopyManagedFields(statefulSet(own, 3, "3.6.8", nil), existing); err != nil || !changed {
+	if changed, err := ensure.CopyManagedFields(statefulSet(own, 3, memberTemplate{version: "3.6.8"}), existing); err != nil || !changed {
 		t.Fatal("a compaction flag and a required anti-affinity must update the StatefulSet")
 	}
 	pod = existing.Spec.Template.Spec
@@ -81,11 +81,11 @@ func TestMembersGetTheProxySettingsOLMGaveTheManager(t *testing.T) {
 		Spec:       v1beta2.EtcdClusterSpec{Size: 3, Version: "3.6.8", Repository: "etcd"},
 	}
 	proxy := corev1.EnvVar{Name: "HTTPS_PROXY", Value: "http://proxy.example:3128"}
-	env := statefulSet(c, 3, "3.6.8", []corev1.EnvVar{proxy}).Spec.Template.Spec.Containers[0].Env
+	env := statefulSet(c, 3, memberTemplate{version: "3.6.8", proxyEnv: []corev1.EnvVar{proxy}}).Spec.Template.Spec.Containers[0].Env
 	if env[len(env)-1] != proxy || env[0].Name != "ETCD_NAME" {
 		t.Errorf("env %v: want etcd's variables, then the proxy settings", env)
 	}
-	if without := statefulSet(c, 3, "3.6.8", nil).Spec.Template.Spec.Containers[0].Env; len(without) != len(env)-1 {
+	if without := statefulSet(c, 3, memberTemplate{version: "3.6.8"}).Spec.Template.Spec.Containers[0].Env; len(without) != len(env)-1 {
 		t.Errorf("without proxy settings: %v", without)
 	}
 }
@@ -98,9 +98,9 @@ func TestCopyManagedFieldsRefusesWhatItDoesNotManageWithoutPanicking(t *testing.
 		ObjectMeta: metav1.ObjectMeta{Name: "example", Namespace: "default"},
 		Spec:       v1beta2.EtcdClusterSpec{Size: 3, Version: "3.6.8", Repository: "etcd"},
 	}
-	emptied := statefulSet(c, 3, "3.6.8", nil)
+	emptied := statefulSet(c, 3, memberTemplate{version: "3.6.8"})
 	emptied.Spec.Template.Spec.Containers = nil // edited by hand: the update restores the member container
-	if changed, err := ensure.CopyManagedFields(statefulSet(c, 3, "3.6.8", nil), emptied); err != nil || !changed {
+	if changed, err := ensure.CopyManagedFields(statefulSet(c, 3, memberTemplate{version: "3.6.8"}), emptied); err != nil || !changed {
 		t.Fatalf("changed %v, err %v: a StatefulSet without its container must be restored", changed, err)
 	}
 }

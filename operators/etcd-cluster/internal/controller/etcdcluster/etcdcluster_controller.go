@@ -5,6 +5,7 @@ package etcdcluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"time"
 
@@ -49,8 +50,8 @@ type Reconciler struct {
 	// ClusterWide: act only on clusters annotated etcd.database.coreos.com/scope=clusterwide
 	// (in any namespace). Otherwise act only on clusters without that annotation.
 	ClusterWide bool
-	// Dial opens etcd clients; etcd.New when nil.
-	Dial etcd.Dialer
+	// DialTimeout bounds connecting to a cluster's members; etcd.DefaultDialTimeout when zero.
+	DialTimeout time.Duration
 	// RequestTimeout bounds each etcd request; membership.DefaultRequestTimeout when zero.
 	RequestTimeout time.Duration
 	// Addresses is the address scheme of members; DNSAddresses when nil.
@@ -71,6 +72,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=pods;persistentvolumeclaims,verbs=get;list;watch;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one etcd cluster towards its spec and reports what it sees.
@@ -87,9 +89,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// Another operator's cluster, or one going away with everything it owns.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(c, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
+	patcher := status.NewPatcher(c, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1beta2.CertificateExpiringCondition))
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, c)}) }()
 	return r.reconcileNormal(ctx, c)
+}
+
+// reader reads from the API server.
+func (r *Reconciler) reader() client.Reader {
+	if r.APIReader != nil {
+		return r.APIReader
+	}
+	return r.Client
 }
 
 // manages applies the CoreOS operator's scope rule.
@@ -101,8 +111,13 @@ func (r *Reconciler) manages(c *v1beta2.EtcdCluster) bool {
 func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster) (ctrl.Result, error) {
 	r.warnEvenSize(c)
 	version, upgradeErr := imageVersion(c)
-	engine := r.engine(c, version)
-	step, report, err := r.reconcileMembers(ctx, c, engine, version)
+	var step membership.Step
+	var report membership.Report
+	tlsRun, err := r.reconcileTLS(ctx, c)
+	if err == nil {
+		template := memberTemplate{version: version, tlsSecret: tlsRun.secret, proxyEnv: r.ProxyEnv}
+		step, report, err = r.reconcileMembers(ctx, c, r.engine(c, template, tlsRun.dial), template, tlsRun)
+	}
 	_, isNotOwned := ensure.IsNotOwned(err)
 	switch {
 	case isNotOwned:
@@ -117,21 +132,26 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster
 	case err != nil:
 		// What the pass saw is still true: the status says it, and that the step failed; it
 		// is retried with back-off.
-		setStatus(c, outcome{report: report, step: step, upgradeErr: upgradeErr, stepErr: err}, r.addresses(c))
+		setStatus(c, outcome{report: report, step: step, upgradeErr: upgradeErr, stepErr: err, tls: tlsRun, now: time.Now()}, r.addresses(c))
 		return ctrl.Result{}, err
 	}
 	r.recordStep(ctx, c, step)
-	setStatus(c, outcome{report: report, step: step, upgradeErr: upgradeErr}, r.addresses(c))
+	setStatus(c, outcome{report: report, step: step, upgradeErr: upgradeErr, tls: tlsRun, now: time.Now()}, r.addresses(c))
 	return ctrl.Result{RequeueAfter: requeueAfter(step, report)}, nil
 }
 
 // reconcileMembers keeps the cluster's objects current and takes one membership step; a
-// paused cluster is only observed.
+// paused cluster, or one whose certificates cannot be used, is only observed.
 func (r *Reconciler) reconcileMembers(ctx context.Context, c *v1beta2.EtcdCluster, engine *membership.Engine,
-	version string) (membership.Step, membership.Report, error) {
+	template memberTemplate, tlsRun tlsState) (membership.Step, membership.Report, error) {
 	if c.Spec.Paused {
 		report, err := engine.Observe(ctx)
 		return membership.Step{Action: actionPaused, Reason: "spec.paused is true: the operator changes nothing"}, report, err
+	}
+	if tlsRun.err != nil {
+		report, err := engine.Observe(ctx)
+		held := "members keep the certificates they run with; nothing changes until spec.TLS names usable ones"
+		return membership.Step{Action: actionHeld, Reason: held}, report, err
 	}
 	for _, obj := range []client.Object{peerService(c), clientService(c), podDisruptionBudget(c)} {
 		if err := r.ensure(ctx, c, obj); err != nil {
@@ -144,12 +164,12 @@ func (r *Reconciler) reconcileMembers(ctx context.Context, c *v1beta2.EtcdCluste
 	}
 	// After the engine recorded which volume holds which member's data, before the
 	// members restart onto it, one at a time.
-	return step, report, r.reconcileTemplate(ctx, c, report.Observed.Workloads, version)
+	return step, report, r.reconcileTemplate(ctx, c, report.Observed.Workloads, template)
 }
 
 // reconcileTemplate keeps an existing StatefulSet's pod template (image, policy) current
 // without touching its replicas, which only membership changes move.
-func (r *Reconciler) reconcileTemplate(ctx context.Context, c *v1beta2.EtcdCluster, workloads int, version string) error {
+func (r *Reconciler) reconcileTemplate(ctx context.Context, c *v1beta2.EtcdCluster, workloads int, template memberTemplate) error {
 	if workloads == 0 {
 		return nil
 	}
@@ -157,20 +177,22 @@ func (r *Reconciler) reconcileTemplate(ctx context.Context, c *v1beta2.EtcdClust
 	if err := r.Get(ctx, client.ObjectKeyFromObject(c), sts); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	return r.ensure(ctx, c, statefulSet(c, ptr.Deref(sts.Spec.Replicas, 1), version, r.ProxyEnv))
+	return r.ensure(ctx, c, statefulSet(c, ptr.Deref(sts.Spec.Replicas, 1), template))
 }
 
-func (r *Reconciler) engine(c *v1beta2.EtcdCluster, version string) *membership.Engine {
-	dial := r.Dial
-	if dial == nil {
-		dial = etcd.New
+// engine changes the membership of c, its members starting from template, the operator's
+// client dialling with tlsConfig (nil: plain HTTP).
+func (r *Reconciler) engine(c *v1beta2.EtcdCluster, template memberTemplate, tlsConfig *tls.Config) *membership.Engine {
+	dialTimeout := r.DialTimeout
+	if dialTimeout == 0 {
+		dialTimeout = etcd.DefaultDialTimeout
 	}
 	replaceAfter := 10 * time.Minute
 	if c.Spec.ReplaceUnreachableAfter != nil {
 		replaceAfter = c.Spec.ReplaceUnreachableAfter.Duration
 	}
-	return &membership.Engine{Dial: dial, Addr: r.addresses(c), RequestTimeout: r.RequestTimeout,
-		Runner:  &statefulSetRunner{r: r, c: c, version: version},
+	return &membership.Engine{Dial: etcd.NewDialer(dialTimeout, tlsConfig), Addr: r.addresses(c), RequestTimeout: r.RequestTimeout,
+		Runner:  &statefulSetRunner{r: r, c: c, template: template},
 		Outages: &r.Outages, Key: client.ObjectKeyFromObject(c).String(), ReplaceAfter: replaceAfter}
 }
 
@@ -212,7 +234,7 @@ func requeueAfter(step membership.Step, report membership.Report) time.Duration 
 	switch {
 	case !report.Observed.Reachable:
 		return requeueUnreachable
-	case step.Action == membership.ActionNone || step.Action == actionPaused:
+	case step.Action == membership.ActionNone || step.Action == actionPaused || step.Action == actionHeld:
 		return requeueStable
 	default:
 		return requeueChanging
@@ -234,6 +256,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&corev1.Secret{}).
 		// A member pod made behind its gate waits for a pass to start it.
 		Watches(&corev1.Pod{}, labelled.ToOwner(v1beta2.ClusterLabel)).
 		Named(name).
@@ -244,4 +267,4 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // etcd_cluster (every object the operator makes, and the claims of its StatefulSets), so
 // its memory follows the etcd clusters, not every Pod, claim or Service in the cluster.
 var CacheOptions = labelled.CacheOnly(labelled.Exists(v1beta2.ClusterLabel), &corev1.Pod{}, &corev1.PersistentVolumeClaim{},
-	&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{})
+	&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &corev1.Secret{})

@@ -396,6 +396,7 @@ func TestEtcdClusterRejectsBadInputAtAdmission(t *testing.T) {
 		{"replacement at the first hiccup", map[string]any{"replaceUnreachableAfter": "10s"}, "replaceUnreachableAfter must be at least 1m"},
 		{"managed flag", map[string]any{"pod": map[string]any{"etcdArgs": []any{"--data-dir=/tmp"}}}, "etcdArgs must not set flags the operator manages"},
 		{"not a flag", map[string]any{"pod": map[string]any{"etcdArgs": []any{"quota"}}}, "each etcdArgs entry must be a flag starting with --"},
+		{"a TLS flag", map[string]any{"pod": map[string]any{"etcdArgs": []any{"--client-cert-auth=false"}}}, "see spec.TLS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
@@ -12,8 +14,12 @@ import (
 	"github.com/quintet-operators/quintet/shared/conditions"
 )
 
-// actionPaused is the step of a paused cluster: observe only.
-const actionPaused membership.Action = "Paused"
+// Steps of a pass that only observes: that of a paused cluster, and that of a cluster whose
+// certificates cannot be used.
+const (
+	actionPaused membership.Action = "Paused"
+	actionHeld   membership.Action = "Held"
+)
 
 // progressReasons maps a membership step to the Progressing reason it stands for.
 var progressReasons = map[membership.Action]string{
@@ -39,14 +45,38 @@ type outcome struct {
 	step       membership.Step
 	upgradeErr error
 	stepErr    error
+	tls        tlsState
+	now        time.Time // of the pass, for expiry
 }
 
 // setStatus computes the status from what a pass saw and did. It is pure.
 func setStatus(c *v1beta2.EtcdCluster, o outcome, addr membership.Addresses) {
 	c.Status.ObservedGeneration = c.Generation
 	c.Status.ClientService = clientServiceName(c)
+	c.Status.TLS = o.tls.status
 	n := setMembers(c, o.report, addr)
 	setConditions(c, o, n, addr)
+	setCertificateExpiry(c, o.now)
+}
+
+// setCertificateExpiry warns, with TLS on, when certificates the operator cannot renew (static
+// Secrets) expire within expiryWarning.
+func setCertificateExpiry(c *v1beta2.EtcdCluster, now time.Time) {
+	st := c.Status.TLS
+	switch {
+	case c.Spec.TLS == nil || st == nil || st.NotAfter == nil:
+		meta.RemoveStatusCondition(&c.Status.Conditions, v1beta2.CertificateExpiringCondition)
+	case c.Spec.TLS.Static == nil:
+		conditions.Set(c, v1beta2.CertificateExpiringCondition, metav1.ConditionFalse, v1beta2.ReasonRenewedByOperator,
+			"the operator renews its certificates when a third of their lifetime is left")
+	case st.NotAfter.Sub(now) < expiryWarning:
+		conditions.Set(c, v1beta2.CertificateExpiringCondition, metav1.ConditionTrue, v1beta2.ReasonExpiresSoon,
+			fmt.Sprintf("a certificate of the static Secrets expires at %s and the operator cannot renew it: "+
+				"replace the Secrets' certificates (members restart onto them one at a time)", st.NotAfter.UTC().Format(time.RFC3339)))
+	default:
+		conditions.Set(c, v1beta2.CertificateExpiringCondition, metav1.ConditionFalse, v1beta2.ReasonNotSoon,
+			"the first certificate expires at "+st.NotAfter.UTC().Format(time.RFC3339))
+	}
 }
 
 // setBlocked reports a pass that could not get the cluster's objects in place: Degraded
@@ -127,6 +157,8 @@ func setConditions(c *v1beta2.EtcdCluster, oc outcome, n memberCounts, addr memb
 		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionTrue, progress, step.Reason)
 	case step.Action == actionPaused:
 		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonPaused, step.Reason)
+	case step.Action == actionHeld:
+		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionFalse, oc.tls.reason, step.Reason)
 	case !o.Reachable:
 		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonMembersUnreachable, "waiting for members to answer")
 	case step.Action == membership.ActionRefuse:
@@ -168,6 +200,8 @@ func degraded(oc outcome, healthyVoters, voters int, available bool) (string, st
 	switch {
 	case oc.stepErr != nil:
 		return conditions.ErrorReason(oc.stepErr), fmt.Sprintf("%s of member %d failed, and is retried: %v", step.Action, step.Ordinal, oc.stepErr)
+	case oc.tls.err != nil:
+		return oc.tls.reason, oc.tls.err.Error()
 	case step.Action == membership.ActionRefuse:
 		return v1beta2.ReasonUnsafeMembershipSkip, step.Reason
 	case upgradeErr != nil:

@@ -3,8 +3,10 @@ package etcdcluster
 import (
 	"errors"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
@@ -162,5 +164,54 @@ func TestPodDisruptionBudgetFollowsTheVotingMembers(t *testing.T) {
 	c.Status.Members = []v1beta2.MemberStatus{{Name: "e-0"}, {Name: "e-1"}, {Name: "e-2"}, {Name: "e-3", Learner: true}}
 	if got := podDisruptionBudget(c).Spec.MaxUnavailable.IntValue(); got != 1 {
 		t.Fatalf("3 voters and a learner: maxUnavailable %d, want 1", got)
+	}
+}
+
+func TestSetStatusSaysWhyCertificatesHoldTheCluster(t *testing.T) {
+	now := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
+	report := membership.Report{Observed: membership.Observed{Reachable: true, Members: healthy(3), Workloads: 3}, Leader: 0xa1, Version: "3.6.8"}
+	newCluster := func() *v1beta2.EtcdCluster {
+		c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "ns"}}
+		c.Spec.Size, c.Spec.Version = 3, "3.6.8"
+		c.Spec.TLS = &v1beta2.TLSPolicy{Static: &v1beta2.StaticTLS{}}
+		return c
+	}
+	expiring := func(in time.Duration) tlsState {
+		return tlsState{secret: "e-tls-1", status: &v1beta2.TLSStatus{Secret: "e-tls-1", NotAfter: ptr.To(metav1.NewTime(now.Add(in)))}}
+	}
+
+	c := newCluster()
+	held := expiring(90 * 24 * time.Hour)
+	held.err, held.reason = errors.New("the peer certificate does not cover e-3.e.ns.svc"), v1beta2.ReasonTLSRotationUnsafe
+	setStatus(c, outcome{report: report, step: membership.Step{Action: actionHeld, Reason: "members keep theirs"}, tls: held, now: now}, DNSAddresses(c))
+	if d := conditions.Get(c, conditions.DegradedCondition); d.Reason != v1beta2.ReasonTLSRotationUnsafe || d.Message != held.err.Error() {
+		t.Errorf("Degraded = %+v", d)
+	}
+	if p := conditions.Get(c, conditions.ProgressingCondition); p.Status != metav1.ConditionFalse || p.Reason != v1beta2.ReasonTLSRotationUnsafe {
+		t.Errorf("Progressing = %+v", p)
+	}
+	if !conditions.IsTrue(c, v1beta2.AvailableCondition) || c.Status.TLS.Secret != "e-tls-1" {
+		t.Errorf("the cluster still serves on the certificates it has: %+v", c.Status)
+	}
+
+	for in, want := range map[time.Duration]metav1.ConditionStatus{29 * 24 * time.Hour: metav1.ConditionTrue, 31 * 24 * time.Hour: metav1.ConditionFalse} {
+		c := newCluster()
+		setStatus(c, outcome{report: report, step: membership.Step{Action: membership.ActionNone}, tls: expiring(in), now: now}, DNSAddresses(c))
+		if e := conditions.Get(c, v1beta2.CertificateExpiringCondition); e == nil || e.Status != want {
+			t.Errorf("static certificates expiring in %s: CertificateExpiring = %+v, want %s", in, e, want)
+		}
+		if !conditions.IsTrue(c, conditions.ReadyCondition) || conditions.IsTrue(c, conditions.DegradedCondition) {
+			t.Errorf("a cluster whose certificates are still valid serves: Ready and not Degraded, %+v", c.Status.Conditions)
+		}
+		c.Spec.TLS = &v1beta2.TLSPolicy{OperatorManaged: &v1beta2.OperatorManagedTLS{}}
+		setStatus(c, outcome{report: report, step: membership.Step{Action: membership.ActionNone}, tls: expiring(in), now: now}, DNSAddresses(c))
+		if e := conditions.Get(c, v1beta2.CertificateExpiringCondition); e.Status != metav1.ConditionFalse || e.Reason != v1beta2.ReasonRenewedByOperator {
+			t.Errorf("the operator renews its own certificates: CertificateExpiring = %+v", e)
+		}
+	}
+	c.Spec.TLS = nil
+	setStatus(c, outcome{report: report, step: membership.Step{Action: membership.ActionNone}, now: now}, DNSAddresses(c))
+	if conditions.Get(c, v1beta2.CertificateExpiringCondition) != nil {
+		t.Error("no CertificateExpiring without TLS")
 	}
 }

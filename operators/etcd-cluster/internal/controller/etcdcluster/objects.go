@@ -2,6 +2,7 @@ package etcdcluster
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/certs"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/shared/pods"
 )
@@ -21,12 +23,18 @@ import (
 const (
 	clientPort = 2379
 	peerPort   = 2380
-	dataMount  = "/var/lib/etcd"
-	uid        = 65532
-	appName    = "etcd"
-	clientName = "client" // the client port's name
-	peerName   = "peer"   // the peer port's name
-	volumeName = "data"   // the volume claim template's name: claims are data-<pod>
+	// metricsPort serves /metrics and /health only, in plain HTTP, with TLS on: the kubelet's
+	// probe has no client certificate.
+	metricsPort = 2381
+	tlsMount    = "/etc/etcdtls/member"
+	dataMount   = "/var/lib/etcd"
+	uid         = 65532
+	appName     = "etcd"
+	clientName  = "client" // the client port's name
+	peerName    = "peer"   // the peer port's name
+	metricsName = "metrics"
+	tlsVolume   = "tls"
+	volumeName  = "data" // the volume claim template's name: claims are data-<pod>
 )
 
 // Names of the objects of a cluster.
@@ -67,10 +75,18 @@ func (a dnsAddresses) host(ordinal int) string {
 	return fmt.Sprintf("%s.%s.%s.svc", a.Name(ordinal), peerServiceName(a.c), a.c.Namespace)
 }
 func (a dnsAddresses) PeerURL(ordinal int) string {
-	return fmt.Sprintf("http://%s:%d", a.host(ordinal), peerPort)
+	return fmt.Sprintf("%s://%s:%d", scheme(a.c), a.host(ordinal), peerPort)
 }
 func (a dnsAddresses) ClientURL(ordinal int) string {
-	return fmt.Sprintf("http://%s:%d", a.host(ordinal), clientPort)
+	return fmt.Sprintf("%s://%s:%d", scheme(a.c), a.host(ordinal), clientPort)
+}
+
+// scheme of a cluster's URLs.
+func scheme(c *v1beta2.EtcdCluster) string {
+	if c.Spec.TLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // peerService is headless and publishes members before they are ready, so they find each
@@ -158,9 +174,16 @@ func fromAnnotation(name, annotation string) corev1.EnvVar {
 		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: fmt.Sprintf("metadata.annotations['%s']", annotation)}}}
 }
 
+// memberTemplate is what members start with besides the spec.
+type memberTemplate struct {
+	version   string          // of the image
+	tlsSecret string          // the operator's copy of the certificates, with TLS on
+	proxyEnv  []corev1.EnvVar // the cluster's proxy settings
+}
+
 // statefulSet runs the members: one pod and one volume per member. Membership is not changed
 // here: replicas only follow what the membership engine already agreed with etcd.
-func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEnv []corev1.EnvVar) *appsv1.StatefulSet {
+func statefulSet(c *v1beta2.EtcdCluster, replicas int32, t memberTemplate) *appsv1.StatefulSet {
 	policy := c.Spec.Pod
 	if policy == nil {
 		policy = &v1beta2.PodPolicy{}
@@ -173,24 +196,24 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 		}
 		storageClass = policy.Storage.StorageClassName
 	}
-	host := fmt.Sprintf("$(ETCD_NAME).%s.%s.svc", peerServiceName(c), c.Namespace)
+	host, scheme := fmt.Sprintf("$(ETCD_NAME).%s.%s.svc", peerServiceName(c), c.Namespace), scheme(c)
 	container := corev1.Container{
 		Name:    appName,
-		Image:   fmt.Sprintf("%s:v%s", c.Spec.Repository, version),
+		Image:   fmt.Sprintf("%s:v%s", c.Spec.Repository, t.version),
 		Command: []string{"/usr/local/bin/etcd"},
 		Args:    policy.EtcdArgs,
 		Env: append([]corev1.EnvVar{
 			{Name: "ETCD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
 			{Name: "ETCD_DATA_DIR", Value: dataMount + "/data"},
-			{Name: "ETCD_LISTEN_CLIENT_URLS", Value: fmt.Sprintf("http://0.0.0.0:%d", clientPort)},
-			{Name: "ETCD_LISTEN_PEER_URLS", Value: fmt.Sprintf("http://0.0.0.0:%d", peerPort)},
-			{Name: "ETCD_ADVERTISE_CLIENT_URLS", Value: fmt.Sprintf("http://%s:%d", host, clientPort)},
-			{Name: "ETCD_INITIAL_ADVERTISE_PEER_URLS", Value: fmt.Sprintf("http://%s:%d", host, peerPort)},
+			{Name: "ETCD_LISTEN_CLIENT_URLS", Value: fmt.Sprintf("%s://0.0.0.0:%d", scheme, clientPort)},
+			{Name: "ETCD_LISTEN_PEER_URLS", Value: fmt.Sprintf("%s://0.0.0.0:%d", scheme, peerPort)},
+			{Name: "ETCD_ADVERTISE_CLIENT_URLS", Value: fmt.Sprintf("%s://%s:%d", scheme, host, clientPort)},
+			{Name: "ETCD_INITIAL_ADVERTISE_PEER_URLS", Value: fmt.Sprintf("%s://%s:%d", scheme, host, peerPort)},
 			{Name: "ETCD_INITIAL_CLUSTER_TOKEN", Value: c.Name + "-" + string(c.UID)},
 			// Per member, as the operator wrote them on the pod before lifting its gate.
 			fromAnnotation("ETCD_INITIAL_CLUSTER", v1beta2.InitialClusterAnnotation),
 			fromAnnotation("ETCD_INITIAL_CLUSTER_STATE", v1beta2.InitialClusterStateAnnotation),
-		}, append(compactionEnv(policy.EtcdArgs), proxyEnv...)...),
+		}, append(compactionEnv(policy.EtcdArgs), t.proxyEnv...)...),
 		Ports: []corev1.ContainerPort{
 			{Name: clientName, ContainerPort: clientPort},
 			{Name: peerName, ContainerPort: peerPort},
@@ -204,6 +227,10 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 		Resources:       policy.Resources,
 		VolumeMounts:    []corev1.VolumeMount{{Name: volumeName, MountPath: dataMount}},
 		SecurityContext: pods.RestrictedContainerSecurityContext(&corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}),
+	}
+	var volumes []corev1.Volume
+	if c.Spec.TLS != nil {
+		volumes = withTLS(c, &container, t.tlsSecret)
 	}
 	return &appsv1.StatefulSet{
 		ObjectMeta: objectMeta(c, c.Name),
@@ -234,6 +261,7 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 					Tolerations:                  policy.Tolerations,
 					SecurityContext:              podSecurityContext(),
 					Containers:                   []corev1.Container{container},
+					Volumes:                      volumes,
 				},
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
@@ -246,6 +274,45 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, version string, proxyEn
 			}},
 		},
 	}
+}
+
+// withTLS turns on mutual TLS for peers and clients in the member container, from the
+// operator's copy of the certificates (only the members' files are mounted), probes health
+// on the plain-HTTP metrics port, and returns the volume.
+func withTLS(c *v1beta2.EtcdCluster, container *corev1.Container, secret string) []corev1.Volume {
+	file := func(name string) string { return tlsMount + "/" + name }
+	container.Env = append(container.Env,
+		corev1.EnvVar{Name: "ETCD_PEER_CLIENT_CERT_AUTH", Value: "true"},
+		corev1.EnvVar{Name: "ETCD_PEER_CERT_FILE", Value: file(certs.PeerLayout.Cert)},
+		corev1.EnvVar{Name: "ETCD_PEER_KEY_FILE", Value: file(certs.PeerLayout.Key)},
+		corev1.EnvVar{Name: "ETCD_PEER_TRUSTED_CA_FILE", Value: file(certs.PeerLayout.CA)},
+		corev1.EnvVar{Name: "ETCD_CLIENT_CERT_AUTH", Value: strconv.FormatBool(ptr.Deref(c.Spec.TLS.RequireClientCertificates, true))},
+		corev1.EnvVar{Name: "ETCD_CERT_FILE", Value: file(certs.ServerLayout.Cert)},
+		corev1.EnvVar{Name: "ETCD_KEY_FILE", Value: file(certs.ServerLayout.Key)},
+		corev1.EnvVar{Name: "ETCD_TRUSTED_CA_FILE", Value: file(certs.ServerLayout.CA)},
+		corev1.EnvVar{Name: "ETCD_LISTEN_METRICS_URLS", Value: fmt.Sprintf("http://0.0.0.0:%d", metricsPort)},
+	)
+	container.Ports = append(container.Ports, corev1.ContainerPort{Name: metricsName, ContainerPort: metricsPort})
+	container.ReadinessProbe.HTTPGet.Port = intstr.FromString(metricsName)
+	container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: tlsVolume, MountPath: tlsMount, ReadOnly: true})
+	var items []corev1.KeyToPath
+	for _, l := range []certs.Layout{certs.PeerLayout, certs.ServerLayout} {
+		for _, k := range []string{l.Cert, l.Key, l.CA} {
+			items = append(items, corev1.KeyToPath{Key: k, Path: k})
+		}
+	}
+	return []corev1.Volume{{Name: tlsVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: secret, Items: items, DefaultMode: ptr.To[int32](0o440)}}}}
+}
+
+// mountedTLSSecret is the Secret of certificates a member pod spec mounts, if any.
+func mountedTLSSecret(spec *corev1.PodSpec) string {
+	for _, v := range spec.Volumes {
+		if v.Name == tlsVolume && v.Secret != nil {
+			return v.Secret.SecretName
+		}
+	}
+	return ""
 }
 
 // podSecurityContext runs a member as etcd's image user, owning its data volume.

@@ -22,9 +22,9 @@ import (
 // statefulSetRunner runs members as the pods of the cluster's StatefulSet, one volume
 // claim each: the membership.Runner of a real cluster.
 type statefulSetRunner struct {
-	r       *Reconciler
-	c       *v1beta2.EtcdCluster
-	version string // the image version members start with
+	r        *Reconciler
+	c        *v1beta2.EtcdCluster
+	template memberTemplate // what members start with
 }
 
 func (s *statefulSetRunner) key(name string) client.ObjectKey {
@@ -111,7 +111,7 @@ func gated(pod *corev1.Pod) bool {
 // StatefulSet's own WhenScaled deletion waits for every owner of a claim, and the
 // EtcdCluster owns them too.
 func (s *statefulSetRunner) Scale(ctx context.Context, n int) error {
-	if err := s.r.ensure(ctx, s.c, statefulSet(s.c, int32(n), s.version, s.r.ProxyEnv)); err != nil { //nolint:gosec // n <= 10
+	if err := s.r.ensure(ctx, s.c, statefulSet(s.c, int32(n), s.template)); err != nil { //nolint:gosec // n <= 10
 		return err
 	}
 	_, claims, err := s.podsAndClaims(ctx)

@@ -1,0 +1,387 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive // ginkgo's DSL
+	. "github.com/onsi/gomega"    //nolint:revive // gomega's DSL
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/quintet-operators/quintet/e2e/robustness"
+)
+
+// testCA signs the certificates of the static TLS cluster: made by the test, never committed.
+type testCA struct {
+	cert    *x509.Certificate
+	key     *ecdsa.PrivateKey
+	certPEM []byte
+}
+
+func newTestCA(name string) *testCA {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	Expect(err).NotTo(HaveOccurred())
+	tmpl := certTemplate(name, time.Now().Add(24*time.Hour))
+	tmpl.IsCA, tmpl.BasicConstraintsValid, tmpl.KeyUsage = true, true, x509.KeyUsageCertSign
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	Expect(err).NotTo(HaveOccurred())
+	cert, err := x509.ParseCertificate(der)
+	Expect(err).NotTo(HaveOccurred())
+	return &testCA{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
+}
+
+func certTemplate(name string, notAfter time.Time) *x509.Certificate {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	Expect(err).NotTo(HaveOccurred())
+	return &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: name}, NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter}
+}
+
+// issue returns a certificate for dnsNames with usages and its key, PEM.
+func (ca *testCA) issue(name string, dnsNames []string, usages ...x509.ExtKeyUsage) (certPEM, keyPEM []byte) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	Expect(err).NotTo(HaveOccurred())
+	tmpl := certTemplate(name, time.Now().Add(12*time.Hour))
+	tmpl.DNSNames, tmpl.ExtKeyUsage, tmpl.KeyUsage = dnsNames, usages, x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	Expect(err).NotTo(HaveOccurred())
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	Expect(err).NotTo(HaveOccurred())
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+}
+
+// The Secrets of the static cluster, named and laid out as in the CoreOS operator's TLS guide.
+const (
+	staticPeerSecret     = "etcd-peer-tls"
+	staticServerSecret   = "etcd-server-tls"
+	staticOperatorSecret = "etcd-client-tls"
+)
+
+// writeStaticTLSSecrets makes or replaces the static cluster's three Secrets, every
+// certificate from ca, the members' covering the cluster's DNS names and its client Service.
+func writeStaticTLSSecrets(ctx context.Context, ns, cluster string, ca *testCA) {
+	peers := fmt.Sprintf("%s.%s.svc", cluster, ns)
+	names := []string{"*." + peers, "*." + peers + ".cluster.local", cluster + "-client." + ns + ".svc"}
+	server, both, clientAuth := x509.ExtKeyUsageServerAuth, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, x509.ExtKeyUsageClientAuth
+	peerCert, peerKey := ca.issue("peer", names, both...)
+	serverCert, serverKey := ca.issue("server", names, server)
+	clientCert, clientKey := ca.issue("operator", nil, clientAuth)
+	for name, data := range map[string]map[string][]byte{
+		staticPeerSecret:     {"peer.crt": peerCert, "peer.key": peerKey, "peer-ca.crt": ca.certPEM},
+		staticServerSecret:   {"server.crt": serverCert, "server.key": serverKey, "server-ca.crt": ca.certPEM},
+		staticOperatorSecret: {"etcd-client.crt": clientCert, "etcd-client.key": clientKey, "etcd-client-ca.crt": ca.certPEM},
+	} {
+		writeSecret(ctx, ns, name, data)
+	}
+}
+
+// writeSecret makes or replaces the Secret's data.
+func writeSecret(ctx context.Context, ns, name string, data map[string][]byte) {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	_, err := controllerutil.CreateOrUpdate(ctx, k8sClient, s, func() error { s.Data = data; return nil })
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// tlsEtcdCluster is an EtcdCluster of the harness (robustness.NamePrefix and its label)
+// with spec.TLS.
+func tlsEtcdCluster(ns, name, version string, tlsSpec map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
+		"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{robustness.HarnessLabel: "true"}},
+		"spec": map[string]any{
+			"size": int64(3), "version": version, "repository": requiredEnv("E2E_IMAGES") + "/etcd",
+			"pod": realNodePlacement(), "TLS": tlsSpec,
+		},
+	}}
+}
+
+// etcdClientTLS is how a client of the cluster connects: nil for plain HTTP; with TLS, the
+// operator's client certificate of a static cluster (the CoreOS scenario), or the
+// applications' one a managed cluster names in its status.
+func etcdClientTLS(ctx context.Context, cluster *unstructured.Unstructured) *tls.Config {
+	if _, on, _ := unstructured.NestedMap(cluster.Object, "spec", "TLS"); !on {
+		return nil
+	}
+	secretName, static, _ := unstructured.NestedString(cluster.Object, "spec", "TLS", "static", "operatorSecret")
+	if !static {
+		Eventually(func(g Gomega) {
+			c := cluster.DeepCopy()
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+			secretName, _, _ = unstructured.NestedString(c.Object, "status", "tls", "clientSecret")
+			g.Expect(secretName).NotTo(BeEmpty())
+		}).WithContext(ctx).Should(Succeed())
+	}
+	s := &corev1.Secret{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: secretName}, s)).To(Succeed())
+	cfg := trustingClusterCA(s.Data["etcd-client-ca.crt"])
+	pair, err := tls.X509KeyPair(s.Data["etcd-client.crt"], s.Data["etcd-client.key"])
+	Expect(err).NotTo(HaveOccurred())
+	cfg.Certificates = []tls.Certificate{pair}
+	return cfg
+}
+
+// trustingClusterCA is a TLS client configuration that trusts caPEM.
+func trustingClusterCA(caPEM []byte) *tls.Config {
+	roots := x509.NewCertPool()
+	Expect(roots.AppendCertsFromPEM(caPEM)).To(BeTrue())
+	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+}
+
+// etcdTLSClient is a client of the cluster's Service, over TLS with tlsConfig unless it is
+// nil, closed when the spec ends. Certificates name the Service, not its ClusterIP (which is
+// what this host reaches): with TLS the client asks for the Service by name and dials its
+// ClusterIP.
+func etcdTLSClient(ctx context.Context, cluster *unstructured.Unstructured, tlsConfig *tls.Config) *clientv3.Client {
+	clusterIP := strings.TrimPrefix(etcdClientURL(ctx, cluster), "http://")
+	cfg := clientv3.Config{Endpoints: []string{clusterIP}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()}
+	if tlsConfig != nil {
+		cfg.Endpoints = []string{fmt.Sprintf("https://%s-client.%s.svc:2379", cluster.GetName(), cluster.GetNamespace())}
+		cfg.TLS = tlsConfig
+		cfg.DialOptions = []grpc.DialOption{grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "tcp", clusterIP)
+		})}
+	}
+	c, err := clientv3.New(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { _ = c.Close() })
+	return c
+}
+
+// timeToReady is how long after its creation the cluster's Ready condition last turned True.
+func timeToReady(ctx context.Context, cluster *unstructured.Unstructured) time.Duration {
+	c := cluster.DeepCopy()
+	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+	conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+	for _, x := range conds {
+		cond := x.(map[string]any)
+		if cond["type"] == "Ready" && cond["status"] == "True" {
+			at, err := time.Parse(time.RFC3339, cond["lastTransitionTime"].(string))
+			Expect(err).NotTo(HaveOccurred())
+			return at.Sub(c.GetCreationTimestamp().Time)
+		}
+	}
+	Fail(cluster.GetName() + " is not Ready")
+	return 0
+}
+
+// putAndGet writes a key through c and reads it back.
+func putAndGet(ctx context.Context, c *clientv3.Client, key string) {
+	Eventually(func(g Gomega) {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := c.Put(rctx, key, "over TLS")
+		g.Expect(err).NotTo(HaveOccurred())
+		resp, err := c.Get(rctx, key)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(resp.Kvs).To(HaveLen(1))
+		g.Expect(string(resp.Kvs[0].Value)).To(Equal("over TLS"))
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+}
+
+// memberContainerEnv is the etcd container's environment of a member pod, by name.
+func memberContainerEnv(pod *corev1.Pod) map[string]string {
+	env := map[string]string{}
+	for _, e := range pod.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	return env
+}
+
+// etcdTLSClusters are the TLS clusters of the real-node specs, made with the plaintext one.
+type etcdTLSClusters struct {
+	static, managed *unstructured.Unstructured
+	ca              *testCA
+}
+
+// createEtcdTLSClusters makes a cluster with each source of certificates in ns: static from
+// the CoreOS Secrets the test makes, and operatorManaged.
+func createEtcdTLSClusters(ctx context.Context, ns, version string) *etcdTLSClusters {
+	t := &etcdTLSClusters{ca: newTestCA("quintet e2e static CA")}
+	t.static = tlsEtcdCluster(ns, robustness.NamePrefix+"-tls-static", version, map[string]any{"static": map[string]any{
+		"member":         map[string]any{"peerSecret": staticPeerSecret, "serverSecret": staticServerSecret},
+		"operatorSecret": staticOperatorSecret,
+	}})
+	t.managed = tlsEtcdCluster(ns, robustness.NamePrefix+"-tls-managed", version, map[string]any{"operatorManaged": map[string]any{}})
+	writeStaticTLSSecrets(ctx, ns, t.static.GetName(), t.ca)
+	Expect(k8sClient.Create(ctx, t.static)).To(Succeed())
+	Expect(k8sClient.Create(ctx, t.managed)).To(Succeed())
+	return t
+}
+
+// tlsSecretOf is the Secret of certificates status.tls names: the one members run with.
+func tlsSecretOf(ctx context.Context, g Gomega, cluster *unstructured.Unstructured) string {
+	c := cluster.DeepCopy()
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+	name, _, _ := unstructured.NestedString(c.Object, "status", "tls", "secret")
+	return name
+}
+
+// mountedSecrets are the Secrets of certificates the cluster's member pods mount.
+func mountedSecrets(ctx context.Context, g Gomega, cluster *unstructured.Unstructured) (map[string]bool, int) {
+	pods := &corev1.PodList{}
+	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
+	mounted, unready := map[string]bool{}, 0
+	for _, p := range pods.Items {
+		for _, v := range p.Spec.Volumes {
+			if v.Secret != nil {
+				mounted[v.Secret.SecretName] = true
+			}
+		}
+		if !podReady(&p) {
+			unready++
+		}
+	}
+	return mounted, unready
+}
+
+// expectRefused checks that a client of cfg can neither write nor read.
+func expectRefused(ctx context.Context, cluster *unstructured.Unstructured, cfg *tls.Config, why string) {
+	c := etcdTLSClient(ctx, cluster, cfg)
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := c.Put(rctx, "/refused", "x")
+	Expect(err).To(HaveOccurred(), why)
+}
+
+// etcdTLSSpecs are the TLS specs of the real-node Describe: t is made in its BeforeAll.
+func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version func() string) {
+	It("brings a 3-member TLS cluster up from static Secrets and from its own CA, each serving only TLS", func(ctx SpecContext) {
+		tc := *t
+		expectEtcdReady(ctx, tc.static, 3, version())
+		expectEtcdReady(ctx, tc.managed, 3, version())
+		AddReportEntry("time to Ready, 3 members, made at once", fmt.Sprintf("plaintext %s, TLS static %s, TLS operator-managed %s",
+			plainTimeToReady.Round(time.Second), timeToReady(ctx, tc.static).Round(time.Second), timeToReady(ctx, tc.managed).Round(time.Second)))
+		By("warning that the static certificates (12 hours) expire soon, with the cluster still Ready")
+		Expect(getEtcdStatus(ctx, Default, tc.static).condition("CertificateExpiring")).To(Equal("True"))
+		Expect(getEtcdStatus(ctx, Default, tc.managed).reason("CertificateExpiring")).To(Equal("RenewedByOperator"))
+		for _, cluster := range []*unstructured.Unstructured{tc.static, tc.managed} {
+			By(cluster.GetName() + ": etcd's own member list has only https URLs")
+			cfg := etcdClientTLS(ctx, cluster)
+			c := etcdTLSClient(ctx, cluster, cfg)
+			lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			members, err := c.MemberList(lctx)
+			cancel()
+			Expect(err).NotTo(HaveOccurred())
+			Expect(members.Members).To(HaveLen(3))
+			for _, m := range members.Members {
+				for _, u := range append(m.PeerURLs, m.ClientURLs...) {
+					Expect(u).To(HavePrefix("https://"), "member %s", m.Name)
+				}
+			}
+			pods := &corev1.PodList{}
+			Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
+			for _, p := range pods.Items {
+				env := memberContainerEnv(&p)
+				Expect(env["ETCD_LISTEN_CLIENT_URLS"]).To(HavePrefix("https://"))
+				Expect(env["ETCD_LISTEN_PEER_URLS"]).To(HavePrefix("https://"))
+				Expect(env).To(HaveKeyWithValue("ETCD_CLIENT_CERT_AUTH", "true"))
+				Expect(env).To(HaveKeyWithValue("ETCD_PEER_CLIENT_CERT_AUTH", "true"))
+			}
+
+			By(cluster.GetName() + ": a client without a certificate, and plain HTTP, are refused")
+			noCertificate := cfg.Clone()
+			noCertificate.Certificates = nil
+			expectRefused(ctx, cluster, noCertificate, "a client that trusts the cluster's CA but has no certificate")
+			Expect(etcdPut(ctx, etcdClientURL(ctx, cluster), "/plain", "x")).NotTo(Succeed(), "plain HTTP on the client port")
+
+			By(cluster.GetName() + ": with the client certificate, put and get work")
+			putAndGet(ctx, c, "/tls/"+cluster.GetName())
+		}
+	})
+
+	It("restarts members one at a time onto renewed static certificates, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
+		cluster := (*t).static
+		expectEtcdReady(ctx, cluster, 3, version())
+		running := tlsSecretOf(ctx, Default, cluster)
+		Expect(running).NotTo(BeEmpty())
+		traffic := startEtcdTraffic(ctx, cluster, "static-certificates-renewed")
+		By("renewing the certificates in the static Secrets, from the same CA")
+		writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), (*t).ca)
+		for done := false; !done; time.Sleep(200 * time.Millisecond) {
+			Expect(ctx.Err()).NotTo(HaveOccurred())
+			mounted, unready := mountedSecrets(ctx, Default, cluster)
+			Expect(unready).To(BeNumerically("<=", 1), "more than one member down at once during the rotation")
+			next := tlsSecretOf(ctx, Default, cluster)
+			done = next != running && len(mounted) == 1 && mounted[next] && unready == 0
+		}
+		expectEtcdReady(ctx, cluster, 3, version())
+		row := traffic.stopAndCheck(ctx)
+		Expect(row.Restarts).To(Equal(3), "each member restarted once onto the renewed certificates")
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: running}, &corev1.Secret{})).NotTo(Succeed(),
+				"the certificates no member mounts any more are deleted")
+		}).WithContext(ctx).Should(Succeed())
+	}, SpecTimeout(6*time.Minute))
+
+	It("keeps serving on the certificates it has when a static Secret loses a key or holds another CA's certificates, and says so", func(ctx SpecContext) {
+		cluster, ns := (*t).static, (*t).static.GetNamespace()
+		expectEtcdReady(ctx, cluster, 3, version())
+		c := etcdTLSClient(ctx, cluster, etcdClientTLS(ctx, cluster))
+		saved := map[string]map[string][]byte{}
+		for _, name := range []string{staticPeerSecret, staticServerSecret, staticOperatorSecret} {
+			s := &corev1.Secret{}
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, s)).To(Succeed())
+			saved[name] = s.Data
+		}
+		members := memberRuns(ctx, cluster)
+		withoutKey := map[string][]byte{"peer.crt": saved[staticPeerSecret]["peer.crt"], "peer-ca.crt": saved[staticPeerSecret]["peer-ca.crt"]}
+		for _, bad := range []struct {
+			what, reason, message string
+			apply                 func()
+		}{
+			{"a peer Secret without its key", "TLSInvalid", "secret " + staticPeerSecret + " has no [peer.key]",
+				func() { writeSecret(ctx, ns, staticPeerSecret, withoutKey) }},
+			{"certificates of another CA", "TLSRotationUnsafe", "is not trusted by the running members' peer CA",
+				func() { writeStaticTLSSecrets(ctx, ns, cluster.GetName(), newTestCA("another CA")) }},
+		} {
+			By(bad.what)
+			bad.apply()
+			Eventually(func(g Gomega) {
+				s := getEtcdStatus(ctx, g, cluster)
+				g.Expect(s.reason("Degraded")).To(Equal(bad.reason))
+				g.Expect(degradedMessage(ctx, g, cluster)).To(ContainSubstring(bad.message))
+			}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+			putAndGet(ctx, c, "/still-serving")
+			Expect(restartsSince(members, memberRuns(ctx, cluster))).To(BeZero(), "nothing restarts")
+			By("putting the Secrets back")
+			for name, data := range saved {
+				writeSecret(ctx, ns, name, data)
+			}
+			expectEtcdReady(ctx, cluster, 3, version())
+		}
+		Expect(restartsSince(members, memberRuns(ctx, cluster))).To(BeZero(), "the Secrets put back are the certificates members run with")
+	}, SpecTimeout(6*time.Minute))
+}
+
+// degradedMessage is the message of the cluster's Degraded condition.
+func degradedMessage(ctx context.Context, g Gomega, cluster *unstructured.Unstructured) string {
+	c := cluster.DeepCopy()
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+	conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+	for _, x := range conds {
+		if cond := x.(map[string]any); cond["type"] == "Degraded" {
+			msg, _ := cond["message"].(string)
+			return msg
+		}
+	}
+	return ""
+}

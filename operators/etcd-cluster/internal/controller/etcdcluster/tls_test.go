@@ -1,0 +1,225 @@
+package etcdcluster
+
+import (
+	"context"
+	"crypto/x509"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/certs"
+	"github.com/quintet-operators/quintet/shared/conditions"
+)
+
+// env of the member container, by name.
+func containerEnv(sts *appsv1.StatefulSet) map[string]string {
+	env := map[string]string{}
+	for _, e := range sts.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	return env
+}
+
+func TestEtcdClusterWithOperatorManagedTLSRunsMembersOnItsOwnCA(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "managed", Namespace: ns},
+		Spec: v1beta2.EtcdClusterSpec{TLS: &v1beta2.TLSPolicy{OperatorManaged: &v1beta2.OperatorManagedTLS{}}}}
+	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
+
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns}}
+	g.Eventually(func(g Gomega) { get(g, sts) }, timeout, tick).Should(Succeed())
+	e := containerEnv(sts)
+	g.Expect(e).To(HaveKeyWithValue("ETCD_LISTEN_CLIENT_URLS", "https://0.0.0.0:2379"))
+	g.Expect(e).To(HaveKeyWithValue("ETCD_LISTEN_PEER_URLS", "https://0.0.0.0:2380"))
+	g.Expect(e).To(HaveKeyWithValue("ETCD_INITIAL_ADVERTISE_PEER_URLS", "https://$(ETCD_NAME).managed."+ns+".svc:2380"))
+	g.Expect(e).To(HaveKeyWithValue("ETCD_PEER_CLIENT_CERT_AUTH", "true"))
+	g.Expect(e).To(HaveKeyWithValue("ETCD_CLIENT_CERT_AUTH", "true"))
+	g.Expect(e).To(HaveKeyWithValue("ETCD_LISTEN_METRICS_URLS", "http://0.0.0.0:2381"))
+	g.Expect(sts.Spec.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Port.StrVal).To(Equal(metricsName))
+	mounted := mountedTLSSecret(&sts.Spec.Template.Spec)
+	g.Expect(mounted).To(HavePrefix("managed-tls-"))
+	for _, v := range sts.Spec.Template.Spec.Volumes {
+		if v.Name == tlsVolume {
+			for _, item := range v.Secret.Items {
+				g.Expect(item.Key).NotTo(HavePrefix("etcd-client"), "members do not get the operator's client key")
+			}
+		}
+	}
+
+	// The copy the members mount is good for every member the cluster may have, signed by
+	// the CA kept in managed-ca, as is the applications' client certificate.
+	caSecret, copySecret, appSecret := &corev1.Secret{}, &corev1.Secret{}, &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "managed-ca"}, caSecret)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: mounted}, copySecret)).To(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "managed-client-tls"}, appSecret)).To(Succeed())
+	ca, err := certs.ParseCA(caSecret.Data["ca.crt"], caSecret.Data["ca.key"])
+	g.Expect(err).NotTo(HaveOccurred())
+	m, err := certs.FromData(mounted, copySecret.Data)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(certs.Verify(m, []string{"managed-0.managed." + ns + ".svc", "managed-8.managed." + ns + ".svc"}, time.Now())).To(Succeed())
+	g.Expect(issuedBy(ca, m)).To(BeTrue())
+	app, err := certs.ClientLayout.Read("managed-client-tls", appSecret.Data)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(ca.Signed(app)).To(BeTrue())
+	for _, s := range []*corev1.Secret{caSecret, copySecret, appSecret} {
+		g.Expect(metav1.IsControlledBy(s, c)).To(BeTrue(), s.Name)
+	}
+
+	member := expectStarted(t, sts, 0, "new")
+	g.Expect(member.Annotations[v1beta2.InitialClusterAnnotation]).To(Equal("managed-0=https://managed-0.managed." + ns + ".svc:2380"))
+	g.Eventually(func(g Gomega) {
+		get(g, c)
+		g.Expect(c.Status.TLS).NotTo(BeNil())
+		g.Expect(c.Status.TLS.Secret).To(Equal(mounted))
+		g.Expect(c.Status.TLS.ClientSecret).To(Equal("managed-client-tls"))
+		g.Expect(c.Status.TLS.NotAfter.Time).To(BeTemporally("~", time.Now().Add(defaultLifetime), time.Hour))
+		g.Expect(c.Status.TLS.Certificates).To(HaveLen(3))
+	}, timeout, tick).Should(Succeed())
+
+	// A pass later the same certificates are kept: nothing restarts.
+	poke(g, c, "again")
+	g.Consistently(func(g Gomega) {
+		get(g, sts)
+		g.Expect(mountedTLSSecret(&sts.Spec.Template.Spec)).To(Equal(mounted))
+	}, 2*time.Second, tick).Should(Succeed())
+}
+
+// staticSecrets makes the three Secrets of the CoreOS layout in ns from ca, members' certificates covering names.
+func staticSecrets(t *testing.T, ns string, ca certs.CA, names ...string) {
+	t.Helper()
+	now := time.Now()
+	issue := func(dns []string, usages ...x509.ExtKeyUsage) certs.Pair {
+		p, err := ca.Issue("test", dns, now, 24*time.Hour, usages...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for name, x := range map[string]struct {
+		layout certs.Layout
+		pair   certs.Pair
+	}{
+		"etcd-peer-tls":   {certs.PeerLayout, issue(names, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)},
+		"etcd-server-tls": {certs.ServerLayout, issue(names, x509.ExtKeyUsageServerAuth)},
+		"etcd-client-tls": {certs.ClientLayout, issue(nil, x509.ExtKeyUsageClientAuth)},
+	} {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string][]byte{}}
+		x.layout.Write(x.pair, s.Data)
+		if err := env.Client.Create(context.Background(), s); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+		if err := env.Client.Update(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func staticCluster(name, ns string) *v1beta2.EtcdCluster {
+	return &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1beta2.EtcdClusterSpec{TLS: &v1beta2.TLSPolicy{Static: &v1beta2.StaticTLS{
+			Member:         &v1beta2.MemberSecret{PeerSecret: "etcd-peer-tls", ServerSecret: "etcd-server-tls"},
+			OperatorSecret: "etcd-client-tls"}}}}
+}
+
+func TestEtcdClusterWithStaticTLSStartsNoMemberUntilItsSecretsAreGood(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := staticCluster("static", ns)
+	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
+	expectDegraded(t, c, v1beta2.ReasonTLSInvalid, `reading secret etcd-peer-tls: secrets "etcd-peer-tls" not found`)
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(c), &appsv1.StatefulSet{})).NotTo(Succeed(), "no member starts without certificates")
+
+	ca, err := certs.NewCA("test", time.Now(), 48*time.Hour)
+	g.Expect(err).NotTo(HaveOccurred())
+	staticSecrets(t, ns, ca, "*.other."+ns+".svc")
+	expectDegraded(t, c, v1beta2.ReasonTLSInvalid, "the peer certificate does not cover static-0.static."+ns+".svc")
+	g.Expect(conditions.Get(c, conditions.ProgressingCondition).Reason).To(Equal(v1beta2.ReasonTLSInvalid))
+
+	staticSecrets(t, ns, ca, "*.static."+ns+".svc")
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns}}
+	g.Eventually(func(g Gomega) { get(g, sts) }, timeout, tick).Should(Succeed())
+	running := mountedTLSSecret(&sts.Spec.Template.Spec)
+	g.Expect(running).To(HavePrefix("static-tls-"))
+	expectStarted(t, sts, 0, "new")
+
+	// A Secret replaced with a certificate of another CA is refused: the running members
+	// would not trust it. They keep theirs; the cluster says how to rotate a CA.
+	other, err := certs.NewCA("other", time.Now(), 48*time.Hour)
+	g.Expect(err).NotTo(HaveOccurred())
+	staticSecrets(t, ns, other, "*.static."+ns+".svc")
+	expectDegraded(t, c, v1beta2.ReasonTLSRotationUnsafe, "the new peer certificate is not trusted by the running members' peer CA")
+	get(g, sts)
+	g.Expect(mountedTLSSecret(&sts.Spec.Template.Spec)).To(Equal(running))
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: running}, &corev1.Secret{})).To(Succeed())
+
+	// A certificate renewed by the same CA goes to the template: members restart onto it one at a time.
+	staticSecrets(t, ns, ca, "*.static."+ns+".svc")
+	g.Eventually(func(g Gomega) {
+		get(g, sts)
+		g.Expect(mountedTLSSecret(&sts.Spec.Template.Spec)).NotTo(Equal(running))
+	}, timeout, tick).Should(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: running}, &corev1.Secret{})).To(Succeed(),
+		"the certificates member 0 runs with stay while its pod mounts them")
+	g.Eventually(func(g Gomega) {
+		get(g, c)
+		g.Expect(c.Status.TLS).NotTo(BeNil())
+		g.Expect(c.Status.TLS.Secret).To(Equal(mountedTLSSecret(&sts.Spec.Template.Spec)))
+		g.Expect(c.Status.TLS.ClientSecret).To(BeEmpty())
+	}, timeout, tick).Should(Succeed())
+}
+
+func TestEtcdClusterRefusesTLSChangesAtAdmission(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	for name, tls := range map[string]map[string]any{
+		"no source":   {},
+		"two sources": {"operatorManaged": map[string]any{}, "static": map[string]any{"member": map[string]any{"peerSecret": "p", "serverSecret": "s"}, "operatorSecret": "o"}},
+	} {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": v1beta2.GroupVersion.String(), "kind": "EtcdCluster",
+			"metadata": map[string]any{"generateName": "bad-", "namespace": ns},
+			"spec":     map[string]any{"paused": true, "TLS": tls},
+		}}
+		g.Expect(env.Client.Create(ctx, u)).To(MatchError(ContainSubstring("TLS needs exactly one source of certificates")), name)
+	}
+	missing := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1beta2.GroupVersion.String(), "kind": "EtcdCluster",
+		"metadata": map[string]any{"generateName": "bad-", "namespace": ns},
+		"spec":     map[string]any{"paused": true, "TLS": map[string]any{"static": map[string]any{"member": map[string]any{"peerSecret": "p"}}}},
+	}}
+	err := env.Client.Create(ctx, missing)
+	g.Expect(err).To(MatchError(ContainSubstring("spec.TLS.static.operatorSecret: Required value")))
+	g.Expect(err).To(MatchError(ContainSubstring("spec.TLS.static.member.serverSecret: Required value")))
+
+	plain := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: ns}, Spec: v1beta2.EtcdClusterSpec{Paused: true}}
+	g.Expect(env.Client.Create(ctx, plain)).To(Succeed())
+	on := `{"spec":{"TLS":{"operatorManaged":{}}}}`
+	g.Expect(env.Client.Patch(ctx, plain, client.RawPatch(types.MergePatchType, []byte(on)))).To(MatchError(ContainSubstring("TLS cannot be turned on or off for an existing cluster")))
+
+	managed := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "managed", Namespace: ns},
+		Spec: v1beta2.EtcdClusterSpec{Paused: true, TLS: &v1beta2.TLSPolicy{OperatorManaged: &v1beta2.OperatorManagedTLS{}}}}
+	g.Expect(env.Client.Create(ctx, managed)).To(Succeed())
+	g.Expect(managed.Spec.TLS.RequireClientCertificates).To(HaveValue(BeTrue()), "client certificates are required by default")
+	g.Expect(managed.Spec.TLS.OperatorManaged.CertificateLifetime.Duration).To(Equal(defaultLifetime))
+	for patch, want := range map[string]string{
+		`{"spec":{"TLS":null}}`: "TLS cannot be turned on or off",
+		`{"spec":{"TLS":{"operatorManaged":null,"static":{"member":{"peerSecret":"p","serverSecret":"s"},"operatorSecret":"o"}}}}`: "the TLS source cannot change",
+		`{"spec":{"TLS":{"operatorManaged":{"certificateLifetime":"10m"}}}}`:                                                       "certificateLifetime must be at least 1h",
+	} {
+		err := env.Client.Patch(ctx, managed.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch)))
+		g.Expect(err).To(MatchError(ContainSubstring(want)), strings.TrimSpace(patch))
+	}
+}
