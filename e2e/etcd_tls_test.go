@@ -101,19 +101,6 @@ func writeSecret(ctx context.Context, ns, name string, data map[string][]byte) {
 	Expect(err).NotTo(HaveOccurred())
 }
 
-// tlsEtcdCluster is an EtcdCluster of the harness (robustness.NamePrefix and its label)
-// with spec.TLS.
-func tlsEtcdCluster(ns, name, version string, tlsSpec map[string]any) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
-		"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{robustness.HarnessLabel: "true"}},
-		"spec": map[string]any{
-			"size": int64(3), "version": version, "repository": requiredEnv("E2E_IMAGES") + "/etcd",
-			"pod": realNodePlacement(), "TLS": tlsSpec,
-		},
-	}}
-}
-
 // etcdClientTLS is how a client of the cluster connects: nil for plain HTTP; with TLS, the
 // operator's client certificate of a static cluster (the CoreOS scenario), or the
 // applications' one a managed cluster names in its status.
@@ -124,9 +111,7 @@ func etcdClientTLS(ctx context.Context, cluster *unstructured.Unstructured) *tls
 	secretName, static, _ := unstructured.NestedString(cluster.Object, "spec", "TLS", "static", "operatorSecret")
 	if !static {
 		Eventually(func(g Gomega) {
-			c := cluster.DeepCopy()
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
-			secretName, _, _ = unstructured.NestedString(c.Object, "status", "tls", "clientSecret")
+			secretName = getEtcdStatus(ctx, g, cluster.DeepCopy()).TLS.ClientSecret
 			g.Expect(secretName).NotTo(BeEmpty())
 		}).WithContext(ctx).Should(Succeed())
 	}
@@ -169,17 +154,13 @@ func etcdTLSClient(ctx context.Context, cluster *unstructured.Unstructured, tlsC
 // timeToReady is how long after its creation the cluster's Ready condition last turned True.
 func timeToReady(ctx context.Context, cluster *unstructured.Unstructured) time.Duration {
 	c := cluster.DeepCopy()
-	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
-	conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
-	for _, x := range conds {
-		cond := x.(map[string]any)
-		if cond["type"] == "Ready" && cond["status"] == "True" {
-			at, err := time.Parse(time.RFC3339, cond["lastTransitionTime"].(string))
-			Expect(err).NotTo(HaveOccurred())
-			return at.Sub(c.GetCreationTimestamp().Time)
+	s := getEtcdStatus(ctx, Default, c)
+	Expect(s.condition("Ready")).To(Equal("True"), cluster.GetName())
+	for _, cond := range s.Conditions {
+		if cond.Type == "Ready" {
+			return cond.LastTransitionTime.Sub(c.GetCreationTimestamp().Time)
 		}
 	}
-	Fail(cluster.GetName() + " is not Ready")
 	return 0
 }
 
@@ -216,23 +197,15 @@ type etcdTLSClusters struct {
 // the CoreOS Secrets the test makes, and operatorManaged.
 func createEtcdTLSClusters(ctx context.Context, ns, version string) *etcdTLSClusters {
 	t := &etcdTLSClusters{ca: newTestCA("quintet e2e static CA")}
-	t.static = tlsEtcdCluster(ns, robustness.NamePrefix+"-tls-static", version, map[string]any{"static": map[string]any{
+	t.static = harnessEtcdCluster(ns, robustness.NamePrefix+"-tls-static", version, map[string]any{"static": map[string]any{
 		"member":         map[string]any{"peerSecret": staticPeerSecret, "serverSecret": staticServerSecret},
 		"operatorSecret": staticOperatorSecret,
 	}})
-	t.managed = tlsEtcdCluster(ns, robustness.NamePrefix+"-tls-managed", version, map[string]any{"operatorManaged": map[string]any{}})
+	t.managed = harnessEtcdCluster(ns, robustness.NamePrefix+"-tls-managed", version, map[string]any{"operatorManaged": map[string]any{}})
 	writeStaticTLSSecrets(ctx, ns, t.static.GetName(), t.ca)
 	Expect(k8sClient.Create(ctx, t.static)).To(Succeed())
 	Expect(k8sClient.Create(ctx, t.managed)).To(Succeed())
 	return t
-}
-
-// tlsSecretOf is the Secret of certificates status.tls names: the one members run with.
-func tlsSecretOf(ctx context.Context, g Gomega, cluster *unstructured.Unstructured) string {
-	c := cluster.DeepCopy()
-	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
-	name, _, _ := unstructured.NestedString(c.Object, "status", "tls", "secret")
-	return name
 }
 
 // mountedSecrets are the Secrets of certificates the cluster's member pods mount.
@@ -311,7 +284,7 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 	It("restarts members one at a time onto renewed static certificates, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
 		cluster := (*t).static
 		expectEtcdReady(ctx, cluster, 3, version())
-		running := tlsSecretOf(ctx, Default, cluster)
+		running := getEtcdStatus(ctx, Default, cluster.DeepCopy()).TLS.Secret
 		Expect(running).NotTo(BeEmpty())
 		traffic := startEtcdTraffic(ctx, cluster, "static-certificates-renewed")
 		By("renewing the certificates in the static Secrets, from the same CA")
@@ -320,7 +293,7 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 			Expect(ctx.Err()).NotTo(HaveOccurred())
 			mounted, unready := mountedSecrets(ctx, Default, cluster)
 			Expect(unready).To(BeNumerically("<=", 1), "more than one member down at once during the rotation")
-			next := tlsSecretOf(ctx, Default, cluster)
+			next := getEtcdStatus(ctx, Default, cluster.DeepCopy()).TLS.Secret
 			done = next != running && len(mounted) == 1 && mounted[next] && unready == 0
 		}
 		expectEtcdReady(ctx, cluster, 3, version())
@@ -358,7 +331,7 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 			Eventually(func(g Gomega) {
 				s := getEtcdStatus(ctx, g, cluster)
 				g.Expect(s.reason("Degraded")).To(Equal(bad.reason))
-				g.Expect(degradedMessage(ctx, g, cluster)).To(ContainSubstring(bad.message))
+				g.Expect(s.message("Degraded")).To(ContainSubstring(bad.message))
 			}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 			putAndGet(ctx, c, "/still-serving")
 			Expect(restartsSince(members, memberRuns(ctx, cluster))).To(BeZero(), "nothing restarts")
@@ -370,18 +343,4 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 		}
 		Expect(restartsSince(members, memberRuns(ctx, cluster))).To(BeZero(), "the Secrets put back are the certificates members run with")
 	}, SpecTimeout(6*time.Minute))
-}
-
-// degradedMessage is the message of the cluster's Degraded condition.
-func degradedMessage(ctx context.Context, g Gomega, cluster *unstructured.Unstructured) string {
-	c := cluster.DeepCopy()
-	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
-	conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
-	for _, x := range conds {
-		if cond := x.(map[string]any); cond["type"] == "Degraded" {
-			msg, _ := cond["message"].(string)
-			return msg
-		}
-	}
-	return ""
 }

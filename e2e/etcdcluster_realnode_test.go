@@ -38,11 +38,17 @@ type etcdStatus struct {
 		Ready   bool   `json:"ready"`
 		Learner bool   `json:"learner"`
 	} `json:"members"`
+	TLS struct {
+		Secret       string `json:"secret"`
+		ClientSecret string `json:"clientSecret"`
+	} `json:"tls"`
 	Conditions []struct {
-		Type               string `json:"type"`
-		Status             string `json:"status"`
-		Reason             string `json:"reason"`
-		ObservedGeneration int64  `json:"observedGeneration"`
+		Type               string      `json:"type"`
+		Status             string      `json:"status"`
+		Reason             string      `json:"reason"`
+		Message            string      `json:"message"`
+		LastTransitionTime metav1.Time `json:"lastTransitionTime"`
+		ObservedGeneration int64       `json:"observedGeneration"`
 	} `json:"conditions"`
 }
 
@@ -59,6 +65,15 @@ func (s etcdStatus) reason(condType string) string {
 	for _, c := range s.Conditions {
 		if c.Type == condType {
 			return c.Reason
+		}
+	}
+	return ""
+}
+
+func (s etcdStatus) message(condType string) string {
+	for _, c := range s.Conditions {
+		if c.Type == condType {
+			return c.Message
 		}
 	}
 	return ""
@@ -273,6 +288,20 @@ func patchEtcdSpec(ctx context.Context, c *unstructured.Unstructured, patch stri
 	Expect(k8sClient.Patch(ctx, c, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 }
 
+// harnessEtcdCluster is a 3-member EtcdCluster on the real node that the robustness harness
+// may run against (robustness.NamePrefix and its label), with spec.TLS when tlsSpec is not nil.
+func harnessEtcdCluster(ns, name, version string, tlsSpec map[string]any) *unstructured.Unstructured {
+	spec := map[string]any{"size": int64(3), "version": version, "repository": requiredEnv("E2E_IMAGES") + "/etcd", "pod": realNodePlacement()}
+	if tlsSpec != nil {
+		spec["TLS"] = tlsSpec
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
+		"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{robustness.HarnessLabel: "true"}},
+		"spec":     spec,
+	}}
+}
+
 var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 	const key, value = "/here", "written before scaling"
 	var (
@@ -289,14 +318,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 		ns := createNamespace(ctx, "etcd-real", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 		deployOperatorOnRealNode(ctx, "etcd-cluster", ns)
 
-		cluster = &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
-			"metadata": map[string]any{"name": robustness.NamePrefix, "namespace": ns, "labels": map[string]any{robustness.HarnessLabel: "true"}},
-			"spec": map[string]any{
-				"size": int64(3), "version": previous, "repository": requiredEnv("E2E_IMAGES") + "/etcd",
-				"pod": realNodePlacement(),
-			},
-		}}
+		cluster = harnessEtcdCluster(ns, robustness.NamePrefix, previous, nil)
 		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
 		// Made now, on the same version, to come up beside the plaintext one: the TLS specs come last.
 		tlsClusters = createEtcdTLSClusters(ctx, ns, previous)

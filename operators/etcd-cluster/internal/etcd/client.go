@@ -188,7 +188,9 @@ func (c *client) ActivePeers(ctx context.Context, clientURL string) (map[uint64]
 }
 
 func (c *client) Close() error {
-	c.web.CloseIdleConnections()
+	if c.web != http.DefaultClient { // its own transport, for TLS; the shared one keeps its connections
+		c.web.CloseIdleConnections()
+	}
 	return c.c.Close()
 }
 
