@@ -73,6 +73,7 @@ ETCD_VERSION             := $(call modversion,go.etcd.io/etcd/server/v3,hack/too
 # The etcd release before ETCD_VERSION: e2e upgrades an EtcdCluster from it.
 ETCD_PREVIOUS_VERSION    := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/etcd-previous/go.mod)
 HELM_VERSION             := $(call modversion,helm.sh/helm/v3,hack/tools/helm/go.mod)
+CERT_MANAGER_VERSION     := $(call modversion,github.com/cert-manager/cert-manager,hack/tools/cert-manager/go.mod)
 # The NATS server kre-runtime's message-flow e2e runs (its krt-runner's tests run it in process).
 NATS_VERSION             := $(call modversion,github.com/nats-io/nats-server/v2,operators/kre-runtime/go.mod)
 
@@ -85,6 +86,7 @@ GINKGO         = $(BIN)/ginkgo-$(GINKGO_VERSION)
 OPM            = $(BIN)/opm-$(OPM_VERSION)
 HELM           = $(BIN)/helm-$(HELM_VERSION)
 OLM_BIN        = $(BIN)/olm-$(OLM_VERSION)
+CERT_MANAGER_BIN = $(BIN)/cert-manager-$(CERT_MANAGER_VERSION)
 GRPC_HEALTH_PROBE = $(BIN)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 SCORECARD_TEST = $(BIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
@@ -349,13 +351,21 @@ catalog-push: catalog-build registry-up ## Push the catalog image to IMAGE_REGIS
 OLM_ENV = KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) OLM_BIN=$(OLM_BIN) OPM=$(OPM) \
 	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE)
 
-.PHONY: olm-up run-bundle
+.PHONY: olm-up cert-manager-up run-bundle
 olm-up: $(OLM_BIN)/.built $(LOCALCLUSTER) $(CATALOG_TOOL) $(OPM) ## Install OLM v0 into the local cluster (started when not running) and serve catalog/ as CatalogSource olm/quintet.
 	@$(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1 || $(MAKE) --no-print-directory cluster-up
 	@$(OLM_ENV) hack/olm.sh up
 	@$(CATALOG_TOOL) --opm $(OPM) --templates config/catalog --bundles bundles --out $(LOCAL)/olm/catalog \
 	  --image-ref-template '$(BUNDLE_IMAGE_TEMPLATE)' --inline
 	@$(OLM_ENV) hack/olm.sh serve quintet $(LOCAL)/olm/catalog 50051
+
+cert-manager-up: $(CERT_MANAGER_BIN)/.built $(LOCALCLUSTER) ## Install cert-manager into the local cluster (started when not running): its CRDs, and its controllers as a local process.
+	@$(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1 || $(MAKE) --no-print-directory cluster-up
+	@$(KUBECTL) apply --server-side -f $(CERT_MANAGER_BIN)/crds >/dev/null
+	@$(KUBECTL) wait --for condition=Established --timeout=60s -f $(CERT_MANAGER_BIN)/crds >/dev/null
+	@$(KUBECTL) create namespace cert-manager --dry-run=client -o yaml | $(KUBECTL) apply -f - >/dev/null
+	@$(LOCALCLUSTER) start --dir $(LOCAL) --name cert-manager -- $(CERT_MANAGER_BIN)/cert-manager --kubeconfig=$(KUBECONFIG) --enable-certificate-owner-ref
+	@echo "cert-manager $(CERT_MANAGER_VERSION) is running (log: $(LOCAL)/logs/cert-manager.log)"
 
 run-bundle: olm-up ## What `operator-sdk run bundle` does, locally: make run-bundle OPERATOR=<name> [NAMESPACE=<ns>].
 	@test -d "operators/$(OPERATOR)" || { echo "set OPERATOR to one of: $(OPERATORS)"; exit 1; }
@@ -399,7 +409,7 @@ E2E_PROCS ?= 3
 e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down (GINKGO_ARGS='--focus=...').
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
 	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
-	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up docker-push bundle-push catalog-push helm-push; \
+	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up cert-manager-up docker-push bundle-push catalog-push helm-push; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
 	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v --procs=$(E2E_PROCS) $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
@@ -462,7 +472,8 @@ bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a f
 tools: tools-test ## Build every pinned tool into bin/ (a no-op when present).
 # What test, e2e, demo and the benchmarks use: all of them, today.
 tools-test: $(KUBE_BIN)/.built $(HELM) $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
-	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE)
+	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) \
+	$(CERT_MANAGER_BIN)/.built
 
 # The control plane, the real node's kubelet, kube-proxy and crictl, etcd and kwok in one
 # `go build`, so they share compilation, and kwok's stages (node and pod lifecycles) from the
@@ -532,6 +543,14 @@ $(OLM_BIN)/.built: hack/tools/olm/go.mod
 	cd hack/tools/olm && GOWORK=off go build -o $(OLM_BIN)/cpb github.com/operator-framework/operator-lifecycle-manager/util/cpb
 	cp $$(cd hack/tools/olm && GOWORK=off go list -m -f '{{.Dir}}' github.com/operator-framework/operator-lifecycle-manager)/deploy/chart/crds/*.yaml $(OLM_BIN)/crds/
 	chmod 644 $(OLM_BIN)/crds/*.yaml
+	touch $@
+
+# cert-manager's controllers (SelfSigned and CA issuers) and its CRDs; see hack/tools/cert-manager.
+$(CERT_MANAGER_BIN)/.built: hack/tools/cert-manager/go.mod $(wildcard hack/tools/cert-manager/*.go)
+	@mkdir -p $(CERT_MANAGER_BIN)/crds
+	cd hack/tools/cert-manager && GOWORK=off go build -o $(CERT_MANAGER_BIN)/cert-manager .
+	cp $$(cd hack/tools/cert-manager && GOWORK=off go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)/deploy/crds/*.yaml $(CERT_MANAGER_BIN)/crds/
+	chmod 644 $(CERT_MANAGER_BIN)/crds/*.yaml
 	touch $@
 
 $(OPERATOR_SDK): hack/tools/operator-sdk/go.mod

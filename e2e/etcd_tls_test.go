@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -103,7 +104,7 @@ func writeSecret(ctx context.Context, ns, name string, data map[string][]byte) {
 
 // etcdClientTLS is how a client of the cluster connects: nil for plain HTTP; with TLS, the
 // operator's client certificate of a static cluster (the CoreOS scenario), or the
-// applications' one a managed cluster names in its status.
+// applications' one the cluster names in its status (cert-manager's layout with certManager).
 func etcdClientTLS(ctx context.Context, cluster *unstructured.Unstructured) *tls.Config {
 	if _, on, _ := unstructured.NestedMap(cluster.Object, "spec", "TLS"); !on {
 		return nil
@@ -117,8 +118,12 @@ func etcdClientTLS(ctx context.Context, cluster *unstructured.Unstructured) *tls
 	}
 	s := &corev1.Secret{}
 	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: secretName}, s)).To(Succeed())
-	cfg := trustingClusterCA(s.Data["etcd-client-ca.crt"])
-	pair, err := tls.X509KeyPair(s.Data["etcd-client.crt"], s.Data["etcd-client.key"])
+	crt, key, ca := "etcd-client.crt", "etcd-client.key", "etcd-client-ca.crt"
+	if _, certManager, _ := unstructured.NestedMap(cluster.Object, "spec", "TLS", "certManager"); certManager {
+		crt, key, ca = corev1.TLSCertKey, corev1.TLSPrivateKeyKey, "ca.crt"
+	}
+	cfg := trustingClusterCA(s.Data[ca])
+	pair, err := tls.X509KeyPair(s.Data[crt], s.Data[key])
 	Expect(err).NotTo(HaveOccurred())
 	cfg.Certificates = []tls.Certificate{pair}
 	return cfg
@@ -189,14 +194,45 @@ func memberContainerEnv(pod *corev1.Pod) map[string]string {
 
 // etcdTLSClusters are the TLS clusters of the real-node specs, made with the plaintext one.
 type etcdTLSClusters struct {
-	static, managed *unstructured.Unstructured
-	ca              *testCA
+	static, managed, certManager *unstructured.Unstructured
+	ca                           *testCA
+}
+
+// all are the clusters, one per source of certificates.
+func (t *etcdTLSClusters) all() []*unstructured.Unstructured {
+	return []*unstructured.Unstructured{t.static, t.managed, t.certManager}
+}
+
+// certManagerIssuer is the CA Issuer of the cert-manager cluster.
+const certManagerIssuer = "etcd-ca"
+
+// createCertManagerIssuer makes, in ns, the usual cert-manager CA chain: a SelfSigned Issuer
+// signs a CA Certificate, whose Secret a CA Issuer signs with.
+func createCertManagerIssuer(ctx context.Context, ns string) {
+	for _, obj := range []map[string]any{
+		{"kind": "Issuer", "metadata": map[string]any{"name": "selfsigned"}, "spec": map[string]any{"selfSigned": map[string]any{}}},
+		{"kind": "Certificate", "metadata": map[string]any{"name": certManagerIssuer}, "spec": map[string]any{
+			"isCA": true, "commonName": "quintet e2e cert-manager CA", "secretName": certManagerIssuer,
+			"privateKey": map[string]any{"algorithm": "ECDSA", "size": int64(256)},
+			"issuerRef":  map[string]any{"name": "selfsigned", "kind": "Issuer"},
+		}},
+		{"kind": "Issuer", "metadata": map[string]any{"name": certManagerIssuer}, "spec": map[string]any{"ca": map[string]any{"secretName": certManagerIssuer}}},
+	} {
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetAPIVersion("cert-manager.io/v1")
+		u.SetNamespace(ns)
+		Expect(k8sClient.Create(ctx, u)).To(Succeed())
+	}
 }
 
 // createEtcdTLSClusters makes a cluster with each source of certificates in ns: static from
-// the CoreOS Secrets the test makes, and operatorManaged.
+// the CoreOS Secrets the test makes, certManager from a CA Issuer, and operatorManaged.
 func createEtcdTLSClusters(ctx context.Context, ns, version string) *etcdTLSClusters {
 	t := &etcdTLSClusters{ca: newTestCA("quintet e2e static CA")}
+	createCertManagerIssuer(ctx, ns)
+	t.certManager = harnessEtcdCluster(ns, robustness.NamePrefix+"-tls-cm", version, map[string]any{"certManager": map[string]any{
+		"issuerRef": map[string]any{"name": certManagerIssuer},
+	}})
 	t.static = harnessEtcdCluster(ns, robustness.NamePrefix+"-tls-static", version, map[string]any{"static": map[string]any{
 		"member":         map[string]any{"peerSecret": staticPeerSecret, "serverSecret": staticServerSecret},
 		"operatorSecret": staticOperatorSecret,
@@ -205,6 +241,7 @@ func createEtcdTLSClusters(ctx context.Context, ns, version string) *etcdTLSClus
 	writeStaticTLSSecrets(ctx, ns, t.static.GetName(), t.ca)
 	Expect(k8sClient.Create(ctx, t.static)).To(Succeed())
 	Expect(k8sClient.Create(ctx, t.managed)).To(Succeed())
+	Expect(k8sClient.Create(ctx, t.certManager)).To(Succeed())
 	return t
 }
 
@@ -237,16 +274,19 @@ func expectRefused(ctx context.Context, cluster *unstructured.Unstructured, cfg 
 
 // etcdTLSSpecs are the TLS specs of the real-node Describe: t is made in its BeforeAll.
 func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version func() string) {
-	It("brings a 3-member TLS cluster up from static Secrets and from its own CA, each serving only TLS", func(ctx SpecContext) {
+	It("brings a 3-member TLS cluster up from static Secrets, from cert-manager and from its own CA, each serving only TLS", func(ctx SpecContext) {
 		tc := *t
-		expectEtcdReady(ctx, tc.static, 3, version())
-		expectEtcdReady(ctx, tc.managed, 3, version())
-		AddReportEntry("time to Ready, 3 members, made at once", fmt.Sprintf("plaintext %s, TLS static %s, TLS operator-managed %s",
-			plainTimeToReady.Round(time.Second), timeToReady(ctx, tc.static).Round(time.Second), timeToReady(ctx, tc.managed).Round(time.Second)))
+		for _, cluster := range tc.all() {
+			expectEtcdReady(ctx, cluster, 3, version())
+		}
+		AddReportEntry("time to Ready, 3 members, made at once", fmt.Sprintf("plaintext %s, TLS static %s, TLS cert-manager %s, TLS operator-managed %s",
+			plainTimeToReady.Round(time.Second), timeToReady(ctx, tc.static).Round(time.Second),
+			timeToReady(ctx, tc.certManager).Round(time.Second), timeToReady(ctx, tc.managed).Round(time.Second)))
 		By("warning that the static certificates (12 hours) expire soon, with the cluster still Ready")
 		Expect(getEtcdStatus(ctx, Default, tc.static).condition("CertificateExpiring")).To(Equal("True"))
 		Expect(getEtcdStatus(ctx, Default, tc.managed).reason("CertificateExpiring")).To(Equal("RenewedByOperator"))
-		for _, cluster := range []*unstructured.Unstructured{tc.static, tc.managed} {
+		Expect(getEtcdStatus(ctx, Default, tc.certManager).reason("CertificateExpiring")).To(Equal("RenewedByCertManager"))
+		for _, cluster := range tc.all() {
 			By(cluster.GetName() + ": etcd's own member list has only https URLs")
 			cfg := etcdClientTLS(ctx, cluster)
 			c := etcdTLSClient(ctx, cluster, cfg)
@@ -283,27 +323,47 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 
 	It("restarts members one at a time onto renewed static certificates, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
 		cluster := (*t).static
-		expectEtcdReady(ctx, cluster, 3, version())
-		running := getEtcdStatus(ctx, Default, cluster.DeepCopy()).TLS.Secret
-		Expect(running).NotTo(BeEmpty())
-		traffic := startEtcdTraffic(ctx, cluster, "static-certificates-renewed")
-		By("renewing the certificates in the static Secrets, from the same CA")
-		writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), (*t).ca)
-		for done := false; !done; time.Sleep(200 * time.Millisecond) {
-			Expect(ctx.Err()).NotTo(HaveOccurred())
-			mounted, unready := mountedSecrets(ctx, Default, cluster)
-			Expect(unready).To(BeNumerically("<=", 1), "more than one member down at once during the rotation")
-			next := getEtcdStatus(ctx, Default, cluster.DeepCopy()).TLS.Secret
-			done = next != running && len(mounted) == 1 && mounted[next] && unready == 0
-		}
-		expectEtcdReady(ctx, cluster, 3, version())
-		row := traffic.stopAndCheck(ctx)
-		Expect(row.Restarts).To(Equal(3), "each member restarted once onto the renewed certificates")
-		Eventually(func(g Gomega) {
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: running}, &corev1.Secret{})).NotTo(Succeed(),
-				"the certificates no member mounts any more are deleted")
-		}).WithContext(ctx).Should(Succeed())
+		expectRollingRotation(ctx, cluster, version(), "static-certificates-renewed", func() {
+			By("renewing the certificates in the static Secrets, from the same CA")
+			writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), (*t).ca)
+		})
 	}, SpecTimeout(6*time.Minute))
+
+	It("restarts members one at a time onto certificates cert-manager renews, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
+		cluster := (*t).certManager
+		expectRollingRotation(ctx, cluster, version(), "cert-manager-renewal", func() {
+			By("asking cert-manager to renew the members' certificates now, as cmctl renew does")
+			for _, suffix := range []string{"peer", "server"} {
+				renewCertificate(ctx, cluster.GetNamespace(), cluster.GetName()+"-"+suffix)
+			}
+		})
+	}, SpecTimeout(6*time.Minute))
+
+	It("says so, and starts no member, when a cluster's cert-manager Issuer does not exist or is not Ready", func(ctx SpecContext) {
+		ns := (*t).certManager.GetNamespace()
+		cluster := harnessEtcdCluster(ns, robustness.NamePrefix+"-tls-noissuer", version(), map[string]any{"certManager": map[string]any{
+			"issuerRef": map[string]any{"name": "not-yet"},
+		}})
+		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, cluster))).To(Succeed()) })
+		expectDegradedTLS := func(message string) {
+			Eventually(func(g Gomega) {
+				s := getEtcdStatus(ctx, g, cluster.DeepCopy())
+				g.Expect(s.reason("Degraded")).To(Equal("TLSInvalid"))
+				g.Expect(s.message("Degraded")).To(ContainSubstring(message))
+				g.Expect(s.condition("Ready")).To(Equal("False"))
+			}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+			pods := &corev1.PodList{}
+			Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
+			Expect(pods.Items).To(BeEmpty(), "no member starts without certificates")
+		}
+		expectDegradedTLS("Issuer not-yet does not exist in namespace " + ns)
+		By("an Issuer whose CA Secret does not exist")
+		issuer := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
+			"metadata": map[string]any{"name": "not-yet", "namespace": ns}, "spec": map[string]any{"ca": map[string]any{"secretName": "no-such-secret"}}}}
+		Expect(k8sClient.Create(ctx, issuer)).To(Succeed())
+		expectDegradedTLS("Issuer not-yet is not Ready")
+	})
 
 	It("keeps serving on the certificates it has when a static Secret loses a key or holds another CA's certificates, and says so", func(ctx SpecContext) {
 		cluster, ns := (*t).static, (*t).static.GetNamespace()
@@ -343,4 +403,44 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 		}
 		Expect(restartsSince(members, memberRuns(ctx, cluster))).To(BeZero(), "the Secrets put back are the certificates members run with")
 	}, SpecTimeout(6*time.Minute))
+}
+
+// expectRollingRotation runs rotate under robustness traffic and checks that members restart
+// onto the new certificates one at a time, each once, with no acknowledged write lost, and
+// that the copy of the old certificates goes.
+func expectRollingRotation(ctx context.Context, cluster *unstructured.Unstructured, version, scenario string, rotate func()) {
+	expectEtcdReady(ctx, cluster, 3, version)
+	running := getEtcdStatus(ctx, Default, cluster.DeepCopy()).TLS.Secret
+	Expect(running).NotTo(BeEmpty())
+	traffic := startEtcdTraffic(ctx, cluster, scenario)
+	rotate()
+	for done := false; !done; time.Sleep(200 * time.Millisecond) {
+		Expect(ctx.Err()).NotTo(HaveOccurred())
+		mounted, unready := mountedSecrets(ctx, Default, cluster)
+		Expect(unready).To(BeNumerically("<=", 1), "more than one member down at once during the rotation")
+		next := getEtcdStatus(ctx, Default, cluster.DeepCopy()).TLS.Secret
+		done = next != running && len(mounted) == 1 && mounted[next] && unready == 0
+	}
+	expectEtcdReady(ctx, cluster, 3, version)
+	row := traffic.stopAndCheck(ctx)
+	Expect(row.Restarts).To(Equal(3), "each member restarted once onto the renewed certificates")
+	Eventually(func(g Gomega) {
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: running}, &corev1.Secret{})).NotTo(Succeed(),
+			"the certificates no member mounts any more are deleted")
+	}).WithContext(ctx).Should(Succeed())
+}
+
+// renewCertificate asks cert-manager to reissue a Certificate now, as `cmctl renew` does: it
+// sets the Certificate's Issuing condition.
+func renewCertificate(ctx context.Context, ns, name string) {
+	cert := &unstructured.Unstructured{}
+	cert.SetAPIVersion("cert-manager.io/v1")
+	cert.SetKind("Certificate")
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cert)).To(Succeed())
+	conds, _, _ := unstructured.NestedSlice(cert.Object, "status", "conditions")
+	conds = slices.DeleteFunc(conds, func(c any) bool { m, _ := c.(map[string]any); return m["type"] == "Issuing" })
+	conds = append(conds, map[string]any{"type": "Issuing", "status": "True", "reason": "ManuallyTriggered",
+		"message": "renewal asked for by the e2e suite", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)})
+	Expect(unstructured.SetNestedSlice(cert.Object, conds, "status", "conditions")).To(Succeed())
+	Expect(k8sClient.Status().Update(ctx, cert)).To(Succeed())
 }

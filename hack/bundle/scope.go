@@ -57,6 +57,11 @@ var builtinScopes = map[string]struct{ namespaced, cluster []string }{
 		namespaced: []string{"csistoragecapacities"},
 		cluster:    []string{"csidrivers", "csinodes", "storageclasses", "volumeattachments", "volumeattributesclasses"},
 	},
+	// cert-manager, whose Certificates etcd-cluster creates, signed by Issuers or ClusterIssuers.
+	"cert-manager.io": {
+		namespaced: []string{"certificaterequests", "certificates", "issuers"},
+		cluster:    []string{"clusterissuers"},
+	},
 	// Kernel Module Management, whose Modules ptemplate creates.
 	"kmm.sigs.x-k8s.io": {namespaced: []string{"modules"}},
 	// OLM's own API, which operators reach through operator-lib (OperatorConditions).

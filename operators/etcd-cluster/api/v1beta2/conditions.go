@@ -53,11 +53,16 @@ const (
 	// running, or the reverse: restarting one member onto them would cut it off. Put both
 	// CAs in the CA files first and let members restart, then change the certificates.
 	ReasonTLSRotationUnsafe = "TLSRotationUnsafe"
+	// ReasonIssuingCertificates: cert-manager has not yet issued every certificate the
+	// cluster's first members need.
+	ReasonIssuingCertificates = "IssuingCertificates"
 	// Reasons of CertificateExpiring: a static certificate expires within 30 days
-	// (ExpiresSoon), none does (NotSoon), or the operator renews them (RenewedByOperator).
+	// (ExpiresSoon), none does (NotSoon), or the operator (RenewedByOperator) or
+	// cert-manager (RenewedByCertManager) renews them.
 	ReasonExpiresSoon          = "ExpiresSoon"
 	ReasonNotSoon              = "NotSoon"
 	ReasonRenewedByOperator    = "RenewedByOperator"
+	ReasonRenewedByCertManager = "RenewedByCertManager"
 	ReasonEvenSize             = "EvenSize"
 	ReasonUnsafeMembershipSkip = "UnsafeMembershipChangeRefused"
 )

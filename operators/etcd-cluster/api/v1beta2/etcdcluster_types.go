@@ -18,7 +18,7 @@ const (
 // EtcdClusterSpec is the desired state of an etcd cluster.
 // +kubebuilder:validation:XValidation:rule="(has(self.pod) && has(self.pod.storage)) == (has(oldSelf.pod) && has(oldSelf.pod.storage)) && (!has(self.pod) || !has(self.pod.storage) || self.pod.storage == oldSelf.pod.storage)",message="pod.storage cannot change once the cluster exists: each member keeps the volume it has; make a new cluster to move to other storage"
 // +kubebuilder:validation:XValidation:rule="has(self.TLS) == has(oldSelf.TLS)",message="TLS cannot be turned on or off for an existing cluster: members would stop understanding each other; create a new EtcdCluster with the TLS you want and copy the data into it (etcdctl make-mirror)"
-// +kubebuilder:validation:XValidation:rule="!has(self.TLS) || !has(oldSelf.TLS) || has(self.TLS.static) == has(oldSelf.TLS.static)",message="the TLS source cannot change between static and operatorManaged: the new CA would not be trusted by running members"
+// +kubebuilder:validation:XValidation:rule="!has(self.TLS) || !has(oldSelf.TLS) || (has(self.TLS.static) == has(oldSelf.TLS.static) && has(self.TLS.certManager) == has(oldSelf.TLS.certManager))",message="the TLS source cannot change between static, certManager and operatorManaged: the new CA would not be trusted by running members"
 type EtcdClusterSpec struct {
 	// size is the number of members, 1 to 9. An even size tolerates no more failures than
 	// the odd size below it; it is allowed, and reported in the Degraded condition's message.

@@ -5,12 +5,18 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // TLSPolicy turns on TLS for a cluster: between members (mutual), for clients, and for the
 // operator's own client, with certificates from one source. With TLS on, no member listens
 // for peers or clients in plain text.
-// +kubebuilder:validation:XValidation:rule="(has(self.static) ? 1 : 0) + (has(self.operatorManaged) ? 1 : 0) == 1",message="TLS needs exactly one source of certificates: static (your Secrets) or operatorManaged (the operator's own CA)"
+// +kubebuilder:validation:XValidation:rule="(has(self.static) ? 1 : 0) + (has(self.certManager) ? 1 : 0) + (has(self.operatorManaged) ? 1 : 0) == 1",message="TLS needs exactly one source of certificates: static (your Secrets), certManager (an Issuer or ClusterIssuer) or operatorManaged (the operator's own CA)"
 type TLSPolicy struct {
 	// static: certificates from Secrets you make and renew, laid out as the CoreOS etcd
 	// operator's (spec.TLS.static), so its manifests work unchanged.
 	// +optional
 	Static *StaticTLS `json:"static,omitempty"`
+
+	// certManager: cert-manager issues the certificates from an Issuer or ClusterIssuer, and
+	// renews them; the operator makes the Certificate objects (<name>-peer, <name>-server,
+	// <name>-operator, and <name>-client for applications).
+	// +optional
+	CertManager *CertManagerTLS `json:"certManager,omitempty"`
 
 	// operatorManaged: the operator makes a CA for the cluster (Secret <name>-ca) and the
 	// certificates it signs, and renews them before they expire. Applications get a client
@@ -59,6 +65,30 @@ type MemberSecret struct {
 	ServerSecret string `json:"serverSecret"`
 }
 
+// CertManagerTLS names the cert-manager issuer of a cluster's certificates.
+type CertManagerTLS struct {
+	// issuerRef: the Issuer (in the cluster's namespace) or ClusterIssuer that signs every
+	// certificate of the cluster. Members, the operator and applications trust its CA
+	// (the ca.crt cert-manager writes), so use a CA issuer: with SelfSigned, every
+	// certificate would be its own CA.
+	// +required
+	IssuerRef IssuerReference `json:"issuerRef"`
+}
+
+// IssuerReference names a cert-manager Issuer or ClusterIssuer (cert-manager's issuerRef).
+type IssuerReference struct {
+	// name of the Issuer or ClusterIssuer.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+	// kind: Issuer (default) or ClusterIssuer.
+	// +kubebuilder:validation:Enum=Issuer;ClusterIssuer
+	// +kubebuilder:default=Issuer
+	// +optional
+	Kind string `json:"kind,omitempty"`
+}
+
 // OperatorManagedTLS shapes the certificates the operator makes.
 type OperatorManagedTLS struct {
 	// certificateLifetime of the members', the operator's and the applications'
@@ -76,8 +106,9 @@ type TLSStatus struct {
 	// their hash: a new certificate is a new Secret, and members restart onto it one at a time.
 	// +optional
 	Secret string `json:"secret,omitempty"`
-	// clientSecret holds a client certificate for applications (etcd-client.crt,
-	// etcd-client.key, etcd-client-ca.crt), with operatorManaged certificates.
+	// clientSecret holds a client certificate for applications: etcd-client.crt,
+	// etcd-client.key and etcd-client-ca.crt with operatorManaged certificates; tls.crt,
+	// tls.key and ca.crt (cert-manager's layout) with certManager.
 	// +optional
 	ClientSecret string `json:"clientSecret,omitempty"`
 	// notAfter is when the first of the certificates in use expires.

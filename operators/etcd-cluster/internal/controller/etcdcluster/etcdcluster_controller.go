@@ -28,6 +28,7 @@ import (
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
 	"github.com/quintet-operators/quintet/shared/labelled"
+	"github.com/quintet-operators/quintet/shared/optionalkind"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -62,6 +63,9 @@ type Reconciler struct {
 	// NO_PROXY), passed on to every member.
 	ProxyEnv []corev1.EnvVar
 
+	// CertManager watches the Certificates clusters own once cert-manager is installed.
+	CertManager *optionalkind.Watch
+
 	transitions conditions.Transitions
 }
 
@@ -74,6 +78,8 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods;persistentvolumeclaims,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=cert-manager.io,resources=issuers;clusterissuers,verbs=get
 
 // Reconcile brings one etcd cluster towards its spec and reports what it sees.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
@@ -151,6 +157,9 @@ func (r *Reconciler) reconcileMembers(ctx context.Context, c *v1beta2.EtcdCluste
 	if tlsRun.err != nil {
 		report, err := engine.Observe(ctx)
 		held := "members keep the certificates they run with; nothing changes until spec.TLS names usable ones"
+		if tlsRun.issuing() {
+			held = tlsRun.err.Error()
+		}
 		return membership.Step{Action: actionHeld, Reason: held}, report, err
 	}
 	for _, obj := range []client.Object{peerService(c), clientService(c), podDisruptionBudget(c)} {
@@ -251,16 +260,22 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.ClusterWide {
 		name = "etcdcluster-clusterwide"
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&v1beta2.EtcdCluster{}, builder.WithPredicates(inScope)).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
-		Owns(&corev1.Secret{}).
-		// A member pod made behind its gate waits for a pass to start it.
+		// A member pod made behind its gate waits for a pass to start it; a Secret cert-manager
+		// writes (labelled for the cluster, not owned by it) holds renewed certificates.
 		Watches(&corev1.Pod{}, labelled.ToOwner(v1beta2.ClusterLabel)).
+		Watches(&corev1.Secret{}, labelled.ToOwner(v1beta2.ClusterLabel)).
 		Named(name).
-		Complete(r)
+		Build(r)
+	if err != nil {
+		return err
+	}
+	r.CertManager = optionalkind.Owned(mgr, c, certificateGVK, &v1beta2.EtcdCluster{})
+	return nil
 }
 
 // CacheOptions narrows the manager's cache of the kinds a cluster owns to objects labelled

@@ -66,6 +66,9 @@ func setCertificateExpiry(c *v1beta2.EtcdCluster, now time.Time) {
 	switch {
 	case c.Spec.TLS == nil || st == nil || st.NotAfter == nil:
 		meta.RemoveStatusCondition(&c.Status.Conditions, v1beta2.CertificateExpiringCondition)
+	case c.Spec.TLS.CertManager != nil:
+		conditions.Set(c, v1beta2.CertificateExpiringCondition, metav1.ConditionFalse, v1beta2.ReasonRenewedByCertManager,
+			"cert-manager renews the certificates (by default when a third of their lifetime is left)")
 	case c.Spec.TLS.Static == nil:
 		conditions.Set(c, v1beta2.CertificateExpiringCondition, metav1.ConditionFalse, v1beta2.ReasonRenewedByOperator,
 			"the operator renews its certificates when a third of their lifetime is left")
@@ -157,6 +160,8 @@ func setConditions(c *v1beta2.EtcdCluster, oc outcome, n memberCounts, addr memb
 		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionTrue, progress, step.Reason)
 	case step.Action == actionPaused:
 		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionFalse, v1beta2.ReasonPaused, step.Reason)
+	case step.Action == actionHeld && oc.tls.issuing():
+		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionTrue, oc.tls.reason, step.Reason)
 	case step.Action == actionHeld:
 		conditions.Set(c, conditions.ProgressingCondition, metav1.ConditionFalse, oc.tls.reason, step.Reason)
 	case !o.Reachable:
@@ -200,12 +205,14 @@ func degraded(oc outcome, healthyVoters, voters int, available bool) (string, st
 	switch {
 	case oc.stepErr != nil:
 		return conditions.ErrorReason(oc.stepErr), fmt.Sprintf("%s of member %d failed, and is retried: %v", step.Action, step.Ordinal, oc.stepErr)
-	case oc.tls.err != nil:
+	case oc.tls.err != nil && !oc.tls.issuing():
 		return oc.tls.reason, oc.tls.err.Error()
 	case step.Action == membership.ActionRefuse:
 		return v1beta2.ReasonUnsafeMembershipSkip, step.Reason
 	case upgradeErr != nil:
 		return v1beta2.ReasonUpgradeRefused, upgradeErr.Error()
+	case oc.tls.issuing() && o.Workloads == 0:
+		return conditions.ReasonAsExpected, "no member yet: " + oc.tls.err.Error()
 	case !o.Reachable:
 		return v1beta2.ReasonMembersUnreachable,
 			"the operator cannot reach any member; pods may not be running etcd, or their DNS names do not resolve from the operator"

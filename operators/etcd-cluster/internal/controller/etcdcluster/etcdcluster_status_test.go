@@ -2,6 +2,7 @@ package etcdcluster
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -192,6 +193,17 @@ func TestSetStatusSaysWhyCertificatesHoldTheCluster(t *testing.T) {
 	}
 	if !conditions.IsTrue(c, v1beta2.AvailableCondition) || c.Status.TLS.Secret != "e-tls-1" {
 		t.Errorf("the cluster still serves on the certificates it has: %+v", c.Status)
+	}
+
+	c = newCluster()
+	c.Spec.TLS = &v1beta2.TLSPolicy{CertManager: &v1beta2.CertManagerTLS{IssuerRef: v1beta2.IssuerReference{Name: "ca"}}}
+	issuing := tlsState{err: fmt.Errorf("%w [e-peer-tls] from Issuer ca", errIssuing), reason: v1beta2.ReasonIssuingCertificates}
+	setStatus(c, outcome{report: membership.Report{}, step: membership.Step{Action: actionHeld, Reason: issuing.err.Error()}, tls: issuing, now: now}, DNSAddresses(c))
+	if p := conditions.Get(c, conditions.ProgressingCondition); p.Status != metav1.ConditionTrue || p.Reason != v1beta2.ReasonIssuingCertificates {
+		t.Errorf("a new cluster waiting for cert-manager is progressing: Progressing = %+v", p)
+	}
+	if d := conditions.Get(c, conditions.DegradedCondition); d.Status != metav1.ConditionFalse {
+		t.Errorf("a new cluster waiting for cert-manager is not Degraded: %+v", d)
 	}
 
 	for in, want := range map[time.Duration]metav1.ConditionStatus{29 * 24 * time.Hour: metav1.ConditionTrue, 31 * 24 * time.Hour: metav1.ConditionFalse} {

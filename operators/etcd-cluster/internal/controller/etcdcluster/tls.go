@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"time"
 
@@ -38,6 +39,9 @@ type tlsState struct {
 	err    error
 	reason string
 }
+
+// issuing: the pass waits for cert-manager's first certificates, which is progress, not a fault.
+func (s tlsState) issuing() bool { return errors.Is(s.err, errIssuing) }
 
 // reconcileTLS checks the certificates spec.TLS asks for, keeps the operator's copy the
 // members mount (a Secret named by their hash), and says what the pass runs with: the new
@@ -137,6 +141,9 @@ func (r *Reconciler) desiredTLS(ctx context.Context, c *v1beta2.EtcdCluster, run
 			return m, "", v1beta2.ReasonTLSInvalid, err
 		}
 		return m, "", "", nil
+	}
+	if c.Spec.TLS.CertManager != nil {
+		return r.certManagerTLS(ctx, c)
 	}
 	return r.managedTLS(ctx, c, running, now)
 }
@@ -241,10 +248,10 @@ func memberNames(c *v1beta2.EtcdCluster) []string {
 // the applications' client certificate (none with static certificates).
 func caSecret(c *v1beta2.EtcdCluster) string { return c.Name + "-ca" }
 func applicationClientSecret(c *v1beta2.EtcdCluster) string {
-	if c.Spec.TLS == nil || c.Spec.TLS.OperatorManaged == nil {
+	if c.Spec.TLS == nil || c.Spec.TLS.Static != nil {
 		return ""
 	}
-	return c.Name + "-client-tls"
+	return clientCertificate.secret(c)
 }
 
 // clusterCA reads the cluster's CA, or makes it.

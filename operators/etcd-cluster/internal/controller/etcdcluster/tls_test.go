@@ -180,13 +180,26 @@ func TestEtcdClusterWithStaticTLSStartsNoMemberUntilItsSecretsAreGood(t *testing
 	}, timeout, tick).Should(Succeed())
 }
 
+// The API server of envtest serves no cert-manager: a cluster asking for it says so and starts
+// nothing (the e2e suite runs it with cert-manager for real).
+func TestEtcdClusterWithCertManagerTLSWaitsForCertManager(t *testing.T) {
+	g := NewWithT(t)
+	ns := newNamespace(t)
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: ns}, Spec: v1beta2.EtcdClusterSpec{Size: 3,
+		TLS: &v1beta2.TLSPolicy{CertManager: &v1beta2.CertManagerTLS{IssuerRef: v1beta2.IssuerReference{Name: "ca", Kind: "ClusterIssuer"}}}}}
+	g.Expect(env.Client.Create(context.Background(), c)).To(Succeed())
+	expectDegraded(t, c, v1beta2.ReasonTLSInvalid, "cert-manager is not installed: the cluster serves no certificates.cert-manager.io/v1")
+	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(c), &appsv1.StatefulSet{})).NotTo(Succeed(), "no member starts without certificates")
+}
+
 func TestEtcdClusterRefusesTLSChangesAtAdmission(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
 	for name, tls := range map[string]map[string]any{
-		"no source":   {},
-		"two sources": {"operatorManaged": map[string]any{}, "static": map[string]any{"member": map[string]any{"peerSecret": "p", "serverSecret": "s"}, "operatorSecret": "o"}},
+		"no source":                   {},
+		"two sources":                 {"operatorManaged": map[string]any{}, "static": map[string]any{"member": map[string]any{"peerSecret": "p", "serverSecret": "s"}, "operatorSecret": "o"}},
+		"cert-manager and its own CA": {"operatorManaged": map[string]any{}, "certManager": map[string]any{"issuerRef": map[string]any{"name": "ca"}}},
 	} {
 		u := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": v1beta2.GroupVersion.String(), "kind": "EtcdCluster",
@@ -218,6 +231,7 @@ func TestEtcdClusterRefusesTLSChangesAtAdmission(t *testing.T) {
 		`{"spec":{"TLS":null}}`: "TLS cannot be turned on or off",
 		`{"spec":{"TLS":{"operatorManaged":null,"static":{"member":{"peerSecret":"p","serverSecret":"s"},"operatorSecret":"o"}}}}`: "the TLS source cannot change",
 		`{"spec":{"TLS":{"operatorManaged":{"certificateLifetime":"10m"}}}}`:                                                       "certificateLifetime must be at least 1h",
+		`{"spec":{"TLS":{"operatorManaged":null,"certManager":{"issuerRef":{"name":"ca"}}}}}`:                                      "the TLS source cannot change",
 	} {
 		err := env.Client.Patch(ctx, managed.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch)))
 		g.Expect(err).To(MatchError(ContainSubstring(want)), strings.TrimSpace(patch))

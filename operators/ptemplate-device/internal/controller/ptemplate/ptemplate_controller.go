@@ -16,14 +16,13 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1alpha "github.com/quintet-operators/quintet/operators/ptemplate-device/api/v1alpha"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
 	"github.com/quintet-operators/quintet/shared/labelled"
+	"github.com/quintet-operators/quintet/shared/optionalkind"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -37,7 +36,7 @@ type Reconciler struct {
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
 
-	kmm         *kmmWatch
+	kmm         *optionalkind.Watch
 	transitions conditions.Transitions
 }
 
@@ -70,7 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 // reconcileNormal waits for KMM, makes the Module and the DaemonSet, and computes status.
 func (r *Reconciler) reconcileNormal(ctx context.Context, pt *v1alpha.Ptemplate) (ctrl.Result, error) {
-	installed, err := r.kmm.installed()
+	installed, err := r.kmm.Served()
 	switch {
 	case err != nil:
 		return ctrl.Result{}, err
@@ -136,9 +135,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err != nil {
 		return err
 	}
-	owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &v1alpha.Ptemplate{}, handler.OnlyControllerOwner())
-	r.kmm = &kmmWatch{mapper: mgr.GetRESTMapper(), watch: func() error {
-		return c.Watch(source.Kind(mgr.GetCache(), client.Object(newModule()), owner))
-	}}
+	r.kmm = optionalkind.Owned(mgr, c, moduleGVK, &v1alpha.Ptemplate{})
 	return nil
 }

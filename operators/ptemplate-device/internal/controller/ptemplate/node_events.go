@@ -3,48 +3,13 @@ package ptemplate
 import (
 	"context"
 	"strings"
-	"sync"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
-
-// kmmWatch tells whether the cluster serves KMM's Module, and starts watching Modules the
-// first time it does: the manager runs without KMM, and Ptemplates proceed once KMM's CRD is
-// installed, without a restart.
-type kmmWatch struct {
-	mapper meta.RESTMapper
-	// watch adds the controller's watch on the Modules it owns.
-	watch func() error
-
-	mu       sync.Mutex
-	watching bool
-}
-
-// installed reports whether KMM's Module is served; the first time it is, it starts the watch.
-func (k *kmmWatch) installed() (bool, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.watching {
-		return true, nil
-	}
-	_, err := k.mapper.RESTMapping(moduleGVK.GroupKind(), moduleGVK.Version)
-	switch {
-	case meta.IsNoMatchError(err):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	if err := k.watch(); err != nil {
-		return false, err
-	}
-	k.watching = true
-	return true, nil
-}
 
 // nodeEvents enqueues the Ptemplates whose module KMM reports loaded or unloaded on a node:
 // the Ptemplates of the readiness labels an event adds or removes. Other node updates

@@ -1,0 +1,200 @@
+package etcdcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/certs"
+)
+
+// cert-manager's API (cert-manager.io/v1), written as unstructured objects, all in this file:
+// the operator needs a few fields of two kinds, and runs on clusters without cert-manager.
+const certManagerGroup = "cert-manager.io"
+
+var certificateGVK = schema.GroupVersionKind{Group: certManagerGroup, Version: "v1", Kind: "Certificate"}
+
+// The keys of the Secrets cert-manager writes (kubernetes.io/tls, with the issuer's CA).
+const (
+	tlsCertKey = corev1.TLSCertKey
+	tlsKeyKey  = corev1.TLSPrivateKeyKey
+	tlsCAKey   = "ca.crt"
+)
+
+// errIssuing: cert-manager has not yet written a Secret the members need.
+var errIssuing = errors.New("waiting for cert-manager to issue")
+
+// cert-manager's names of the extended key usages.
+const serverAuth, clientAuth = "server auth", "client auth"
+
+// managedCertificate is one Certificate the operator asks cert-manager for.
+type managedCertificate struct {
+	suffix     string // of the Certificate's name, and of its Secret's (<suffix>-tls)
+	commonName string
+	dnsNames   bool // the members' names (memberSANs)
+	usages     []string
+}
+
+// The cluster's Certificates: the members' two, the operator's client and the applications'.
+var (
+	peerCertificate     = managedCertificate{suffix: "peer", dnsNames: true, usages: []string{serverAuth, clientAuth}}
+	serverCertificate   = managedCertificate{suffix: "server", dnsNames: true, usages: []string{serverAuth}}
+	operatorCertificate = managedCertificate{suffix: "operator", commonName: "quintet-etcd-cluster-operator", usages: []string{clientAuth}}
+	clientCertificate   = managedCertificate{suffix: "client", usages: []string{clientAuth}}
+)
+
+func (m managedCertificate) secret(c *v1beta2.EtcdCluster) string {
+	return c.Name + "-" + m.suffix + "-tls"
+}
+
+// certificate is m's Certificate for c, signed by c's issuer. Its Secret carries the cluster's
+// labels, so the operator's cache holds it and a renewal reaches the cluster.
+func (m managedCertificate) certificate(c *v1beta2.EtcdCluster) *unstructured.Unstructured {
+	ref := c.Spec.TLS.CertManager.IssuerRef
+	spec := map[string]any{
+		"secretName":     m.secret(c),
+		"issuerRef":      map[string]any{"name": ref.Name, "kind": issuerKind(ref), "group": certManagerGroup},
+		"commonName":     m.commonName,
+		"usages":         toAny(append([]string{"digital signature", "key encipherment"}, m.usages...)),
+		"privateKey":     map[string]any{"algorithm": "ECDSA", "size": int64(256), "rotationPolicy": "Always"},
+		"secretTemplate": map[string]any{"labels": toAny(selectorLabels(c))},
+	}
+	if m.commonName == "" {
+		spec["commonName"] = c.Name + " " + m.suffix
+	}
+	if m.dnsNames {
+		spec["dnsNames"] = toAny(memberSANs(c))
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(certificateGVK)
+	meta := objectMeta(c, c.Name+"-"+m.suffix)
+	u.SetName(meta.Name)
+	u.SetNamespace(meta.Namespace)
+	u.SetLabels(meta.Labels)
+	return u
+}
+
+func issuerKind(ref v1beta2.IssuerReference) string {
+	if ref.Kind == "" {
+		return "Issuer"
+	}
+	return ref.Kind
+}
+
+// toAny is a JSON array or object of unstructured content from a Go slice or string map.
+func toAny[T []string | map[string]string](v T) any {
+	switch v := any(v).(type) {
+	case []string:
+		out := make([]any, len(v))
+		for i, s := range v {
+			out[i] = s
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]any, len(v))
+		for k, s := range v {
+			out[k] = s
+		}
+		return out
+	}
+	return nil
+}
+
+// certManagerTLS asks cert-manager for the cluster's certificates and reads what it issued.
+// A reason with an error is something to report (the issuer is missing or not Ready, or
+// certificates are still being issued), not a failure of the pass.
+func (r *Reconciler) certManagerTLS(ctx context.Context, c *v1beta2.EtcdCluster) (certs.Material, string, string, error) {
+	served, err := r.CertManager.Served()
+	if err != nil {
+		return certs.Material{}, "", "", err
+	}
+	if !served {
+		return certs.Material{}, "", v1beta2.ReasonTLSInvalid,
+			errors.New("cert-manager is not installed: the cluster serves no certificates.cert-manager.io/v1")
+	}
+	if err := r.issuerReady(ctx, c); err != nil {
+		return certs.Material{}, "", v1beta2.ReasonTLSInvalid, err
+	}
+	for _, m := range []managedCertificate{peerCertificate, serverCertificate, operatorCertificate, clientCertificate} {
+		if err := r.ensure(ctx, c, m.certificate(c)); err != nil {
+			return certs.Material{}, "", "", err
+		}
+	}
+	issued := map[string]map[string][]byte{}
+	var waiting []string
+	for _, m := range []managedCertificate{peerCertificate, serverCertificate, operatorCertificate} {
+		secret := &corev1.Secret{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: m.secret(c)}, secret)
+		switch {
+		case apierrors.IsNotFound(err) || (err == nil && len(secret.Data[tlsCertKey]) == 0):
+			waiting = append(waiting, m.secret(c))
+		case err != nil:
+			return certs.Material{}, "", "", err
+		}
+		issued[m.suffix] = secret.Data
+	}
+	if len(waiting) > 0 {
+		return certs.Material{}, "", v1beta2.ReasonIssuingCertificates,
+			fmt.Errorf("%w %v from %s %s", errIssuing, waiting, issuerKind(c.Spec.TLS.CertManager.IssuerRef), c.Spec.TLS.CertManager.IssuerRef.Name)
+	}
+	m, err := materialOfIssued(issued["peer"], issued["server"], issued["operator"])
+	if err != nil {
+		return m, "", v1beta2.ReasonTLSInvalid, err
+	}
+	return m, clientCertificate.secret(c), "", nil
+}
+
+// materialOfIssued lays cert-manager's Secrets out as the members and the operator use them:
+// members trust the CA of the operator's (and applications') client certificates, the operator
+// the CA of the members' server certificate.
+func materialOfIssued(peer, server, operator map[string][]byte) (certs.Material, error) {
+	var errs []error
+	pair := func(data map[string][]byte, ca []byte, what string) certs.Pair {
+		if len(data[tlsKeyKey]) == 0 || len(ca) == 0 {
+			errs = append(errs, fmt.Errorf("cert-manager's %s Secret has no %s or %s: the issuer must write its CA", what, tlsKeyKey, tlsCAKey))
+		}
+		return certs.Pair{Cert: data[tlsCertKey], Key: data[tlsKeyKey], CA: ca}
+	}
+	m := certs.Material{
+		Peer:   pair(peer, peer[tlsCAKey], "peer"),
+		Server: pair(server, operator[tlsCAKey], "server"),
+		Client: pair(operator, server[tlsCAKey], "operator"),
+	}
+	return m, errors.Join(errs...)
+}
+
+// issuerReady checks that the Issuer or ClusterIssuer of c exists and is Ready.
+func (r *Reconciler) issuerReady(ctx context.Context, c *v1beta2.EtcdCluster) error {
+	ref := c.Spec.TLS.CertManager.IssuerRef
+	issuer := &unstructured.Unstructured{}
+	issuer.SetGroupVersionKind(schema.GroupVersionKind{Group: certManagerGroup, Version: "v1", Kind: issuerKind(ref)})
+	key := client.ObjectKey{Name: ref.Name}
+	where := "the cluster"
+	if issuerKind(ref) == "Issuer" {
+		key.Namespace, where = c.Namespace, "namespace "+c.Namespace
+	}
+	if err := r.reader().Get(ctx, key, issuer); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("%s %s does not exist in %s", issuerKind(ref), ref.Name, where)
+		}
+		return err
+	}
+	conds, _, _ := unstructured.NestedSlice(issuer.Object, "status", "conditions")
+	i := slices.IndexFunc(conds, func(x any) bool { m, _ := x.(map[string]any); return m["type"] == "Ready" })
+	if i < 0 {
+		return fmt.Errorf("%s %s is not Ready yet", issuerKind(ref), ref.Name)
+	}
+	ready, _ := conds[i].(map[string]any)
+	if ready["status"] != "True" {
+		return fmt.Errorf("%s %s is not Ready: %v: %v", issuerKind(ref), ref.Name, ready["reason"], ready["message"])
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+// Package optionalkind lets a controller own objects of another project's API (KMM's Module,
+// cert-manager's Certificate) that the cluster may not serve: the manager starts without that
+// CRD, and the controller starts watching the kind the first time it finds it served, with no
+// restart.
+package optionalkind
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// Watch is a controller's watch on the objects of one kind it controls, started once the kind
+// is served.
+type Watch struct {
+	mapper meta.RESTMapper
+	gvk    schema.GroupVersionKind
+	start  func() error
+
+	mu       sync.Mutex
+	watching bool
+}
+
+// Owned prepares the watch of c, built by mgr, on the objects of kind gvk that owner's kind
+// controls; Served starts it.
+func Owned(mgr ctrl.Manager, c controller.Controller, gvk schema.GroupVersionKind, owner client.Object) *Watch {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gvk)
+	enqueue := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), owner, handler.OnlyControllerOwner())
+	return &Watch{mapper: mgr.GetRESTMapper(), gvk: gvk, start: func() error {
+		return c.Watch(source.Kind(mgr.GetCache(), client.Object(obj), enqueue))
+	}}
+}
+
+// Served reports whether the cluster serves the kind; the first time it does, it starts the
+// watch.
+func (w *Watch) Served() (bool, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.watching {
+		return true, nil
+	}
+	_, err := w.mapper.RESTMapping(w.gvk.GroupKind(), w.gvk.Version)
+	switch {
+	case meta.IsNoMatchError(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	if err := w.start(); err != nil {
+		return false, err
+	}
+	w.watching = true
+	return true, nil
+}
