@@ -57,11 +57,11 @@ func certTemplate(name string, notAfter time.Time) *x509.Certificate {
 	return &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: name}, NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter}
 }
 
-// issue returns a certificate for dnsNames with usages and its key, PEM.
-func (ca *testCA) issue(name string, dnsNames []string, usages ...x509.ExtKeyUsage) (certPEM, keyPEM []byte) {
+// issue returns a certificate for dnsNames with usages, valid until notAfter, and its key, PEM.
+func (ca *testCA) issue(name string, dnsNames []string, notAfter time.Time, usages ...x509.ExtKeyUsage) (certPEM, keyPEM []byte) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	Expect(err).NotTo(HaveOccurred())
-	tmpl := certTemplate(name, time.Now().Add(12*time.Hour))
+	tmpl := certTemplate(name, notAfter)
 	tmpl.DNSNames, tmpl.ExtKeyUsage, tmpl.KeyUsage = dnsNames, usages, x509.KeyUsageDigitalSignature
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
 	Expect(err).NotTo(HaveOccurred())
@@ -77,22 +77,40 @@ const (
 	staticOperatorSecret = "etcd-client-tls"
 )
 
-// writeStaticTLSSecrets makes or replaces the static cluster's three Secrets, every
-// certificate from ca, the members' covering the cluster's DNS names and its client Service.
-func writeStaticTLSSecrets(ctx context.Context, ns, cluster string, ca *testCA) {
+// staticCertificates are what the static cluster's Secrets hold: certificates from ca, the
+// members' covering names, each valid until notAfter.
+type staticCertificates struct {
+	ca       *testCA
+	names    []string
+	notAfter time.Time
+}
+
+// goodStaticCertificates cover the cluster's DNS names and its client Service for 12 hours.
+func goodStaticCertificates(ns, cluster string, ca *testCA) staticCertificates {
 	peers := fmt.Sprintf("%s.%s.svc", cluster, ns)
-	names := []string{"*." + peers, "*." + peers + ".cluster.local", cluster + "-client." + ns + ".svc"}
+	return staticCertificates{ca: ca, names: []string{"*." + peers, "*." + peers + ".cluster.local", cluster + "-client." + ns + ".svc"},
+		notAfter: time.Now().Add(12 * time.Hour)}
+}
+
+// write makes or replaces the static cluster's three Secrets in ns.
+func (s staticCertificates) write(ctx context.Context, ns string) {
 	server, both, clientAuth := x509.ExtKeyUsageServerAuth, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, x509.ExtKeyUsageClientAuth
-	peerCert, peerKey := ca.issue("peer", names, both...)
-	serverCert, serverKey := ca.issue("server", names, server)
-	clientCert, clientKey := ca.issue("operator", nil, clientAuth)
+	peerCert, peerKey := s.ca.issue("peer", s.names, s.notAfter, both...)
+	serverCert, serverKey := s.ca.issue("server", s.names, s.notAfter, server)
+	clientCert, clientKey := s.ca.issue("operator", nil, s.notAfter, clientAuth)
 	for name, data := range map[string]map[string][]byte{
-		staticPeerSecret:     {"peer.crt": peerCert, "peer.key": peerKey, "peer-ca.crt": ca.certPEM},
-		staticServerSecret:   {"server.crt": serverCert, "server.key": serverKey, "server-ca.crt": ca.certPEM},
-		staticOperatorSecret: {"etcd-client.crt": clientCert, "etcd-client.key": clientKey, "etcd-client-ca.crt": ca.certPEM},
+		staticPeerSecret:     {"peer.crt": peerCert, "peer.key": peerKey, "peer-ca.crt": s.ca.certPEM},
+		staticServerSecret:   {"server.crt": serverCert, "server.key": serverKey, "server-ca.crt": s.ca.certPEM},
+		staticOperatorSecret: {"etcd-client.crt": clientCert, "etcd-client.key": clientKey, "etcd-client-ca.crt": s.ca.certPEM},
 	} {
 		writeSecret(ctx, ns, name, data)
 	}
+}
+
+// writeStaticTLSSecrets makes or replaces the static cluster's three Secrets, every
+// certificate from ca, the members' covering the cluster's DNS names and its client Service.
+func writeStaticTLSSecrets(ctx context.Context, ns, cluster string, ca *testCA) {
+	goodStaticCertificates(ns, cluster, ca).write(ctx, ns)
 }
 
 // writeSecret makes or replaces the Secret's data.
@@ -365,7 +383,7 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 		expectDegradedTLS("Issuer not-yet is not Ready")
 	})
 
-	It("keeps serving on the certificates it has when a static Secret loses a key or holds another CA's certificates, and says so", func(ctx SpecContext) {
+	It("keeps serving on the certificates it has when a static Secret loses a key, holds another CA's, expired or too narrow certificates, and says so", func(ctx SpecContext) {
 		cluster, ns := (*t).static, (*t).static.GetNamespace()
 		expectEtcdReady(ctx, cluster, 3, version())
 		c := etcdTLSClient(ctx, cluster, etcdClientTLS(ctx, cluster))
@@ -377,6 +395,11 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 		}
 		members := memberRuns(ctx, cluster)
 		withoutKey := map[string][]byte{"peer.crt": saved[staticPeerSecret]["peer.crt"], "peer-ca.crt": saved[staticPeerSecret]["peer-ca.crt"]}
+		expired := goodStaticCertificates(ns, cluster.GetName(), (*t).ca)
+		expired.notAfter = time.Now().Add(-time.Minute)
+		narrow := goodStaticCertificates(ns, cluster.GetName(), (*t).ca)
+		narrow.names = []string{"*.another-cluster." + ns + ".svc"}
+		member0 := fmt.Sprintf("%s-0.%s.%s.svc", cluster.GetName(), cluster.GetName(), ns)
 		for _, bad := range []struct {
 			what, reason, message string
 			apply                 func()
@@ -385,6 +408,9 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 				func() { writeSecret(ctx, ns, staticPeerSecret, withoutKey) }},
 			{"certificates of another CA", "TLSRotationUnsafe", "is not trusted by the running members' peer CA",
 				func() { writeStaticTLSSecrets(ctx, ns, cluster.GetName(), newTestCA("another CA")) }},
+			{"expired certificates", "TLSInvalid", "the peer certificate expired at", func() { expired.write(ctx, ns) }},
+			{"certificates that do not cover the members", "TLSInvalid", "the peer certificate does not cover " + member0,
+				func() { narrow.write(ctx, ns) }},
 		} {
 			By(bad.what)
 			bad.apply()
@@ -402,7 +428,7 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 			expectEtcdReady(ctx, cluster, 3, version())
 		}
 		Expect(restartsSince(members, memberRuns(ctx, cluster))).To(BeZero(), "the Secrets put back are the certificates members run with")
-	}, SpecTimeout(6*time.Minute))
+	}, SpecTimeout(10*time.Minute))
 }
 
 // expectRollingRotation runs rotate under robustness traffic and checks that members restart
