@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -400,6 +401,9 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 		narrow := goodStaticCertificates(ns, cluster.GetName(), (*t).ca)
 		narrow.names = []string{"*.another-cluster." + ns + ".svc"}
 		member0 := fmt.Sprintf("%s-0.%s.%s.svc", cluster.GetName(), cluster.GetName(), ns)
+		// The operator reads users' Secrets at every pass, at least every 30 seconds (the static
+		// renewal spec waits for that); here each change asks for a pass at once.
+		change := func(write func()) { write(); requestPass(ctx, cluster) }
 		for _, bad := range []struct {
 			what, reason, message string
 			apply                 func()
@@ -413,7 +417,7 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 				func() { narrow.write(ctx, ns) }},
 		} {
 			By(bad.what)
-			bad.apply()
+			change(bad.apply)
 			Eventually(func(g Gomega) {
 				s := getEtcdStatus(ctx, g, cluster)
 				g.Expect(s.reason("Degraded")).To(Equal(bad.reason))
@@ -422,9 +426,11 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 			putAndGet(ctx, c, "/still-serving")
 			Expect(restartsSince(members, memberRuns(ctx, cluster))).To(BeZero(), "nothing restarts")
 			By("putting the Secrets back")
-			for name, data := range saved {
-				writeSecret(ctx, ns, name, data)
-			}
+			change(func() {
+				for name, data := range saved {
+					writeSecret(ctx, ns, name, data)
+				}
+			})
 			expectEtcdReady(ctx, cluster, 3, version())
 		}
 		Expect(restartsSince(members, memberRuns(ctx, cluster))).To(BeZero(), "the Secrets put back are the certificates members run with")
@@ -469,4 +475,11 @@ func renewCertificate(ctx context.Context, ns, name string) {
 		"message": "renewal asked for by the e2e suite", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339)})
 	Expect(unstructured.SetNestedSlice(cert.Object, conds, "status", "conditions")).To(Succeed())
 	Expect(k8sClient.Status().Update(ctx, cert)).To(Succeed())
+}
+
+// requestPass makes the operator reconcile cluster now: an annotation change is an update
+// of the EtcdCluster, which it watches.
+func requestPass(ctx context.Context, cluster *unstructured.Unstructured) {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.quintet.dev/pass-requested":%q}}}`, time.Now().Format(time.RFC3339Nano))
+	Expect(k8sClient.Patch(ctx, cluster.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 }
