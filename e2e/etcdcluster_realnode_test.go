@@ -211,8 +211,16 @@ func expectEtcdKeys(ctx context.Context, endpoint, prefix string, written int) {
 	n := 0
 	for i := range written {
 		k, v := faultKey(prefix, i)
-		got, err := etcdGet(ctx, endpoint, k)
-		Expect(err).NotTo(HaveOccurred())
+		// A member that has just come back may answer 503 for a moment: that is retried; a
+		// key that is not there is not.
+		var got string
+		Eventually(func() error {
+			var err error
+			if got, err = etcdGet(ctx, endpoint, k); err != nil && strings.Contains(err.Error(), "not found") {
+				return StopTrying("an acknowledged key is gone").Wrap(err)
+			}
+			return err
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 		_, _ = fmt.Fprintf(want, "%s=%s\n", k, v)
 		_, _ = fmt.Fprintf(read, "%s=%s\n", k, got)
 		n++
