@@ -1,6 +1,7 @@
 package etcdcluster
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,19 +60,20 @@ func (m managedCertificate) secret(c *v1beta2.EtcdCluster) string {
 // labels, so the operator's cache holds it and a renewal reaches the cluster.
 func (m managedCertificate) certificate(c *v1beta2.EtcdCluster) *unstructured.Unstructured {
 	ref := c.Spec.TLS.CertManager.IssuerRef
+	labels := map[string]any{}
+	for k, v := range selectorLabels(c) {
+		labels[k] = v
+	}
 	spec := map[string]any{
 		"secretName":     m.secret(c),
 		"issuerRef":      map[string]any{"name": ref.Name, "kind": issuerKind(ref), "group": certManagerGroup},
-		"commonName":     m.commonName,
-		"usages":         toAny(append([]string{"digital signature", "key encipherment"}, m.usages...)),
+		"commonName":     cmp.Or(m.commonName, c.Name+" "+m.suffix),
+		"usages":         anyList(append([]string{"digital signature", "key encipherment"}, m.usages...)),
 		"privateKey":     map[string]any{"algorithm": "ECDSA", "size": int64(256), "rotationPolicy": "Always"},
-		"secretTemplate": map[string]any{"labels": toAny(selectorLabels(c))},
-	}
-	if m.commonName == "" {
-		spec["commonName"] = c.Name + " " + m.suffix
+		"secretTemplate": map[string]any{"labels": labels},
 	}
 	if m.dnsNames {
-		spec["dnsNames"] = toAny(memberSANs(c))
+		spec["dnsNames"] = anyList(memberSANs(c))
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetGroupVersionKind(certificateGVK)
@@ -89,23 +91,13 @@ func issuerKind(ref v1beta2.IssuerReference) string {
 	return ref.Kind
 }
 
-// toAny is a JSON array or object of unstructured content from a Go slice or string map.
-func toAny[T []string | map[string]string](v T) any {
-	switch v := any(v).(type) {
-	case []string:
-		out := make([]any, len(v))
-		for i, s := range v {
-			out[i] = s
-		}
-		return out
-	case map[string]string:
-		out := make(map[string]any, len(v))
-		for k, s := range v {
-			out[k] = s
-		}
-		return out
+// anyList is strs as unstructured content (a JSON array).
+func anyList(strs []string) []any {
+	out := make([]any, len(strs))
+	for i, s := range strs {
+		out[i] = s
 	}
-	return nil
+	return out
 }
 
 // certManagerTLS asks cert-manager for the cluster's certificates and reads what it issued.
