@@ -10,6 +10,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"math/big"
@@ -79,11 +80,12 @@ const (
 )
 
 // staticCertificates are what the static cluster's Secrets hold: certificates from ca, the
-// members' covering names, each valid until notAfter.
+// members' covering names, each valid until notAfter, with trusted's certificate as the CA
+// bundle (ca's when nil).
 type staticCertificates struct {
-	ca       *testCA
-	names    []string
-	notAfter time.Time
+	ca, trusted *testCA
+	names       []string
+	notAfter    time.Time
 }
 
 // goodStaticCertificates cover the cluster's DNS names and its client Service for 12 hours.
@@ -99,10 +101,14 @@ func (s staticCertificates) write(ctx context.Context, ns string) {
 	peerCert, peerKey := s.ca.issue("peer", s.names, s.notAfter, both...)
 	serverCert, serverKey := s.ca.issue("server", s.names, s.notAfter, server)
 	clientCert, clientKey := s.ca.issue("operator", nil, s.notAfter, clientAuth)
+	bundle := s.ca.certPEM
+	if s.trusted != nil {
+		bundle = s.trusted.certPEM
+	}
 	for name, data := range map[string]map[string][]byte{
-		staticPeerSecret:     {"peer.crt": peerCert, "peer.key": peerKey, "peer-ca.crt": s.ca.certPEM},
-		staticServerSecret:   {"server.crt": serverCert, "server.key": serverKey, "server-ca.crt": s.ca.certPEM},
-		staticOperatorSecret: {"etcd-client.crt": clientCert, "etcd-client.key": clientKey, "etcd-client-ca.crt": s.ca.certPEM},
+		staticPeerSecret:     {"peer.crt": peerCert, "peer.key": peerKey, "peer-ca.crt": bundle},
+		staticServerSecret:   {"server.crt": serverCert, "server.key": serverKey, "server-ca.crt": bundle},
+		staticOperatorSecret: {"etcd-client.crt": clientCert, "etcd-client.key": clientKey, "etcd-client-ca.crt": bundle},
 	} {
 		writeSecret(ctx, ns, name, data)
 	}
@@ -128,31 +134,89 @@ func etcdClientTLS(ctx context.Context, cluster *unstructured.Unstructured) *tls
 	if _, on, _ := unstructured.NestedMap(cluster.Object, "spec", "TLS"); !on {
 		return nil
 	}
-	secretName, static, _ := unstructured.NestedString(cluster.Object, "spec", "TLS", "static", "operatorSecret")
-	if !static {
-		Eventually(func(g Gomega) {
-			secretName = getEtcdStatus(ctx, g, cluster.DeepCopy()).TLS.ClientSecret
-			g.Expect(secretName).NotTo(BeEmpty())
-		}).WithContext(ctx).Should(Succeed())
-	}
-	s := &corev1.Secret{}
-	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: secretName}, s)).To(Succeed())
-	crt, key, ca := "etcd-client.crt", "etcd-client.key", "etcd-client-ca.crt"
-	if _, certManager, _ := unstructured.NestedMap(cluster.Object, "spec", "TLS", "certManager"); certManager {
-		crt, key, ca = corev1.TLSCertKey, corev1.TLSPrivateKeyKey, "ca.crt"
-	}
-	cfg := trustingClusterCA(s.Data[ca])
-	pair, err := tls.X509KeyPair(s.Data[crt], s.Data[key])
-	Expect(err).NotTo(HaveOccurred())
-	cfg.Certificates = []tls.Certificate{pair}
+	var cfg *tls.Config
+	Eventually(func() (err error) {
+		cfg, err = readClientTLS(ctx, cluster, false)
+		return err
+	}).WithContext(ctx).Should(Succeed())
 	return cfg
 }
 
-// trustingClusterCA is a TLS client configuration that trusts caPEM.
-func trustingClusterCA(caPEM []byte) *tls.Config {
+// readClientTLS reads the client certificate etcdClientTLS uses; following, a static
+// cluster's is the operator's copy the members mount (status.TLS.secret), which moves one
+// rotation step at a time, where the user's Secret moves at once.
+func readClientTLS(ctx context.Context, cluster *unstructured.Unstructured, following bool) (*tls.Config, error) {
+	c := cluster.DeepCopy()
+	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c); err != nil {
+		return nil, err
+	}
+	var st etcdStatus
+	raw, err := json.Marshal(c.Object["status"])
+	if err == nil {
+		err = json.Unmarshal(raw, &st)
+	}
+	if err != nil {
+		return nil, err
+	}
+	secretName, static, _ := unstructured.NestedString(c.Object, "spec", "TLS", "static", "operatorSecret")
+	switch {
+	case static && following && st.TLS.Secret != "":
+		secretName = st.TLS.Secret
+	case !static:
+		secretName = st.TLS.ClientSecret
+	}
+	if secretName == "" {
+		return nil, fmt.Errorf("cluster %s names no client Secret yet", c.GetName())
+	}
+	s := &corev1.Secret{}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: c.GetNamespace(), Name: secretName}, s); err != nil {
+		return nil, err
+	}
+	crt, key, ca := "etcd-client.crt", "etcd-client.key", "etcd-client-ca.crt"
+	if _, certManager, _ := unstructured.NestedMap(c.Object, "spec", "TLS", "certManager"); certManager {
+		crt, key, ca = corev1.TLSCertKey, corev1.TLSPrivateKeyKey, "ca.crt"
+	}
 	roots := x509.NewCertPool()
-	Expect(roots.AppendCertsFromPEM(caPEM)).To(BeTrue())
-	return &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	if !roots.AppendCertsFromPEM(s.Data[ca]) {
+		return nil, fmt.Errorf("secret %s holds no CA in %s", secretName, ca)
+	}
+	pair, err := tls.X509KeyPair(s.Data[crt], s.Data[key])
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// followingClientTLS is etcdClientTLS read again at every handshake, as an application that
+// reloads its Secret: the traffic follows a rotation onto another CA.
+func followingClientTLS(ctx context.Context, cluster *unstructured.Unstructured) *tls.Config {
+	if etcdClientTLS(ctx, cluster) == nil {
+		return nil
+	}
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// The server's certificate is verified in VerifyConnection, against the CA read then.
+		InsecureSkipVerify: true, //nolint:gosec // see VerifyConnection
+		GetClientCertificate: func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			cfg, err := readClientTLS(ctx, cluster, true)
+			if err != nil {
+				return nil, err
+			}
+			return &cfg.Certificates[0], nil
+		},
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			cfg, err := readClientTLS(ctx, cluster, true)
+			if err != nil {
+				return err
+			}
+			opts := x509.VerifyOptions{Roots: cfg.RootCAs, DNSName: cs.ServerName, Intermediates: x509.NewCertPool()}
+			for _, c := range cs.PeerCertificates[1:] {
+				opts.Intermediates.AddCert(c)
+			}
+			_, err = cs.PeerCertificates[0].Verify(opts)
+			return err
+		},
+	}
 }
 
 // etcdTLSClient is a client of the cluster's Service, over TLS with tlsConfig unless it is
@@ -264,22 +328,17 @@ func createEtcdTLSClusters(ctx context.Context, ns, version string) *etcdTLSClus
 	return t
 }
 
-// mountedSecrets are the Secrets of certificates the cluster's member pods mount.
-func mountedSecrets(ctx context.Context, g Gomega, cluster *unstructured.Unstructured) (map[string]bool, int) {
-	pods := &corev1.PodList{}
-	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
-	mounted, unready := map[string]bool{}, 0
+// mountedSecrets are the Secrets of certificates the pods mount.
+func mountedSecrets(pods *corev1.PodList) map[string]bool {
+	mounted := map[string]bool{}
 	for _, p := range pods.Items {
 		for _, v := range p.Spec.Volumes {
 			if v.Secret != nil {
 				mounted[v.Secret.SecretName] = true
 			}
 		}
-		if !podReady(&p) {
-			unready++
-		}
 	}
-	return mounted, unready
+	return mounted
 }
 
 // expectRefused checks that a client of cfg can neither write nor read.
@@ -291,15 +350,36 @@ func expectRefused(ctx context.Context, cluster *unstructured.Unstructured, cfg 
 	Expect(err).To(HaveOccurred(), why)
 }
 
-// etcdTLSSpecs are the TLS specs of the real-node Describe: t is made in its BeforeAll.
-func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version func() string) {
+// timeToReadyEntry names the report entries of how long clusters took to be Ready.
+const timeToReadyEntry = "time to Ready, 3 members"
+
+// The TLS clusters, one per source of certificates, come up together on the real node, run
+// by a copy of the operator of their own watching their namespace: their specs run beside
+// the plaintext cluster's (SpecPriority(1): both take the longest).
+var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Ordered, SpecPriority(1), func() {
+	var (
+		tlsClusters *etcdTLSClusters
+		version     string
+	)
+	BeforeAll(func(ctx SpecContext) {
+		requireRealNode(ctx)
+		version = requiredEnv("E2E_ETCD_VERSION")
+		ns := createNamespace(ctx, "etcd-tls", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+		deployOperatorCopyOnRealNode(ctx, "etcd-cluster", "tls", ns)
+		tlsClusters = createEtcdTLSClusters(ctx, ns, version)
+	})
+	etcdTLSSpecs(&tlsClusters, func() string { return version })
+})
+
+// etcdTLSSpecs are the specs of the TLS clusters: t is made in the BeforeAll.
+func etcdTLSSpecs(t **etcdTLSClusters, version func() string) {
 	It("brings a 3-member TLS cluster up from static Secrets, from cert-manager and from its own CA, each serving only TLS", func(ctx SpecContext) {
 		tc := *t
 		for _, cluster := range tc.all() {
 			expectEtcdReady(ctx, cluster, 3, version())
 		}
-		AddReportEntry("time to Ready, 3 members, made at once", fmt.Sprintf("plaintext %s, TLS static %s, TLS cert-manager %s, TLS operator-managed %s",
-			plainTimeToReady.Round(time.Second), timeToReady(ctx, tc.static).Round(time.Second),
+		AddReportEntry(timeToReadyEntry, fmt.Sprintf("TLS static %s, TLS cert-manager %s, TLS operator-managed %s, made at once",
+			timeToReady(ctx, tc.static).Round(time.Second),
 			timeToReady(ctx, tc.certManager).Round(time.Second), timeToReady(ctx, tc.managed).Round(time.Second)))
 		By("warning that the static certificates (12 hours) expire soon, with the cluster still Ready")
 		Expect(getEtcdStatus(ctx, Default, tc.static).condition("CertificateExpiring")).To(Equal("True"))
@@ -342,15 +422,56 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 
 	It("restarts members one at a time onto renewed static certificates, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
 		cluster := (*t).static
-		expectRollingRotation(ctx, cluster, version(), "static-certificates-renewed", func() {
+		expectRollingRotation(ctx, cluster, version(), "static-certificates-renewed", 1, func() {
 			By("renewing the certificates in the static Secrets, from the same CA")
 			writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), (*t).ca)
+			requestPass(ctx, cluster)
 		})
 	}, SpecTimeout(6*time.Minute))
 
+	It("moves members onto static certificates of a new CA in three rolling steps, both CAs trusted in between, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
+		cluster := (*t).static
+		replacement := newTestCA("quintet e2e replacement static CA")
+		expectRollingRotation(ctx, cluster, version(), "static-ca-replaced", 3, func() {
+			By("replacing the static Secrets with certificates of another CA")
+			writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), replacement)
+			requestPass(ctx, cluster)
+		})
+		(*t).ca = replacement
+		running := clusterCertificates(ctx, cluster)
+		expectTrustsOnly(running, replacement.certPEM)
+		expectSignedBy(running, replacement.certPEM)
+		putAndGet(ctx, etcdTLSClient(ctx, cluster, etcdClientTLS(ctx, cluster)), "/tls/after-new-static-ca")
+	}, SpecTimeout(10*time.Minute))
+
+	It("moves members onto a new CA of its own, made when its CA Secret is deleted, in three rolling steps, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
+		cluster := (*t).managed
+		ns, caName := cluster.GetNamespace(), cluster.GetName()+"-ca"
+		old := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: caName}, old)).To(Succeed())
+		expectRollingRotation(ctx, cluster, version(), "operator-ca-replaced", 3, func() {
+			By("deleting Secret " + caName + ", the cluster's CA")
+			Expect(k8sClient.Delete(ctx, old)).To(Succeed())
+		})
+		ca := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: caName}, ca)).To(Succeed())
+		Expect(ca.UID).NotTo(Equal(old.UID))
+		running := clusterCertificates(ctx, cluster)
+		expectTrustsOnly(running, ca.Data["ca.crt"])
+		expectSignedBy(running, ca.Data["ca.crt"])
+		By("the applications' client certificate is the new CA's too")
+		app := &corev1.Secret{}
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: getEtcdStatus(ctx, g, cluster.DeepCopy()).TLS.ClientSecret}, app)).To(Succeed())
+			g.Expect(pemCertificates(app.Data["etcd-client-ca.crt"])).To(Equal(pemCertificates(ca.Data["ca.crt"])))
+		}).WithContext(ctx).Should(Succeed())
+		expectSignedBy(app.Data, ca.Data["ca.crt"])
+		putAndGet(ctx, etcdTLSClient(ctx, cluster, etcdClientTLS(ctx, cluster)), "/tls/after-new-operator-ca")
+	}, SpecTimeout(10*time.Minute))
+
 	It("restarts members one at a time onto certificates cert-manager renews, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
 		cluster := (*t).certManager
-		expectRollingRotation(ctx, cluster, version(), "cert-manager-renewal", func() {
+		expectRollingRotation(ctx, cluster, version(), "cert-manager-renewal", 1, func() {
 			By("asking cert-manager to renew the members' certificates now, as cmctl renew does")
 			for _, suffix := range []string{"peer", "server"} {
 				renewCertificate(ctx, cluster.GetNamespace(), cluster.GetName()+"-"+suffix)
@@ -384,7 +505,7 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 		expectDegradedTLS("Issuer not-yet is not Ready")
 	})
 
-	It("keeps serving on the certificates it has when a static Secret loses a key, holds another CA's, expired or too narrow certificates, and says so", func(ctx SpecContext) {
+	It("keeps serving on the certificates it has when a static Secret loses a key, trusts a CA that did not sign them, or holds expired or too narrow certificates, and says so", func(ctx SpecContext) {
 		cluster, ns := (*t).static, (*t).static.GetNamespace()
 		expectEtcdReady(ctx, cluster, 3, version())
 		c := etcdTLSClient(ctx, cluster, etcdClientTLS(ctx, cluster))
@@ -399,10 +520,12 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 		expired := goodStaticCertificates(ns, cluster.GetName(), (*t).ca)
 		expired.notAfter = time.Now().Add(-time.Minute)
 		narrow := goodStaticCertificates(ns, cluster.GetName(), (*t).ca)
+		unsigned := goodStaticCertificates(ns, cluster.GetName(), (*t).ca)
+		unsigned.trusted = newTestCA("a CA that signed none of them")
 		narrow.names = []string{"*.another-cluster." + ns + ".svc"}
 		member0 := fmt.Sprintf("%s-0.%s.%s.svc", cluster.GetName(), cluster.GetName(), ns)
-		// The operator reads users' Secrets at every pass, at least every 30 seconds (the static
-		// renewal spec waits for that); here each change asks for a pass at once.
+		// The operator reads users' Secrets at every pass, at least every 30 seconds; here each
+		// change asks for a pass at once.
 		change := func(write func()) { write(); requestPass(ctx, cluster) }
 		for _, bad := range []struct {
 			what, reason, message string
@@ -410,8 +533,8 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 		}{
 			{"a peer Secret without its key", "TLSInvalid", "secret " + staticPeerSecret + " has no [peer.key]",
 				func() { writeSecret(ctx, ns, staticPeerSecret, withoutKey) }},
-			{"certificates of another CA", "TLSRotationUnsafe", "is not trusted by the running members' peer CA",
-				func() { writeStaticTLSSecrets(ctx, ns, cluster.GetName(), newTestCA("another CA")) }},
+			{"a CA that does not sign the certificates", "TLSInvalid", "the peer certificate is not trusted by the peer CA",
+				func() { unsigned.write(ctx, ns) }},
 			{"expired certificates", "TLSInvalid", "the peer certificate expired at", func() { expired.write(ctx, ns) }},
 			{"certificates that do not cover the members", "TLSInvalid", "the peer certificate does not cover " + member0,
 				func() { narrow.write(ctx, ns) }},
@@ -438,28 +561,79 @@ func etcdTLSSpecs(t **etcdTLSClusters, plainTimeToReady *time.Duration, version 
 }
 
 // expectRollingRotation runs rotate under robustness traffic and checks that members restart
-// onto the new certificates one at a time, each once, with no acknowledged write lost, and
-// that the copy of the old certificates goes.
-func expectRollingRotation(ctx context.Context, cluster *unstructured.Unstructured, version, scenario string, rotate func()) {
+// onto the new certificates one at a time, in steps (1 for a renewal, 3 for a new CA), each
+// member once per step, with no acknowledged write lost, and that the copies of the
+// certificates no member mounts go.
+func expectRollingRotation(ctx context.Context, cluster *unstructured.Unstructured, version, scenario string, steps int, rotate func()) {
 	expectEtcdReady(ctx, cluster, 3, version)
 	running := getEtcdStatus(ctx, Default, cluster.DeepCopy()).TLS.Secret
 	Expect(running).NotTo(BeEmpty())
+	watch := newRestartWatch(ctx, cluster, 3)
 	traffic := startEtcdTraffic(ctx, cluster, scenario)
 	rotate()
+	taken := []string{running}
 	for done := false; !done; time.Sleep(200 * time.Millisecond) {
 		Expect(ctx.Err()).NotTo(HaveOccurred())
-		mounted, unready := mountedSecrets(ctx, Default, cluster)
-		Expect(unready).To(BeNumerically("<=", 1), "more than one member down at once during the rotation")
-		next := getEtcdStatus(ctx, Default, cluster.DeepCopy()).TLS.Secret
-		done = next != running && len(mounted) == 1 && mounted[next] && unready == 0
+		Expect(watch.observe(ctx)).To(BeNumerically("<=", 1), "more than one member down at once during the rotation")
+		current := getEtcdStatus(ctx, Default, cluster.DeepCopy()).TLS.Secret
+		if current != taken[len(taken)-1] {
+			By(fmt.Sprintf("step %d: members restart onto %s", len(taken), current))
+			taken = append(taken, current)
+		}
+		mounted := mountedSecrets(watch.last)
+		done = len(taken) == steps+1 && len(mounted) == 1 && mounted[current] && watch.observe(ctx) == 0 && len(watch.last.Items) == 3
 	}
+	Expect(taken).To(HaveLen(steps+1), "the steps the members took: %v", taken)
+	watch.report(scenario)
 	expectEtcdReady(ctx, cluster, 3, version)
 	row := traffic.stopAndCheck(ctx)
-	Expect(row.Restarts).To(Equal(3), "each member restarted once onto the renewed certificates")
+	Expect(row.Restarts).To(Equal(3*steps), "each member restarted once a step")
 	Eventually(func(g Gomega) {
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: running}, &corev1.Secret{})).NotTo(Succeed(),
-			"the certificates no member mounts any more are deleted")
+		for _, gone := range taken[:steps] {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: gone}, &corev1.Secret{})).NotTo(Succeed(),
+				"the certificates no member mounts any more are deleted")
+		}
 	}).WithContext(ctx).Should(Succeed())
+}
+
+// clusterCertificates are the certificates the members of cluster mount now, by key.
+func clusterCertificates(ctx context.Context, cluster *unstructured.Unstructured) map[string][]byte {
+	s := &corev1.Secret{}
+	name := getEtcdStatus(ctx, Default, cluster.DeepCopy()).TLS.Secret
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: name}, s)).To(Succeed())
+	return s.Data
+}
+
+// expectTrustsOnly checks that every CA bundle of data (a Secret's) holds caPEM's certificate alone.
+func expectTrustsOnly(data map[string][]byte, caPEM []byte) {
+	want := pemCertificates(caPEM)
+	for key, bundle := range data {
+		if strings.HasSuffix(key, "ca.crt") {
+			Expect(pemCertificates(bundle)).To(Equal(want), "%s trusts the new CA alone", key)
+		}
+	}
+}
+
+// expectSignedBy checks that every certificate of data (a Secret's, CoreOS layout) is signed by caPEM's CA.
+func expectSignedBy(data map[string][]byte, caPEM []byte) {
+	ca, err := x509.ParseCertificate(pemCertificates(caPEM)[0])
+	Expect(err).NotTo(HaveOccurred())
+	for key, certPEM := range data {
+		if strings.HasSuffix(key, ".crt") && !strings.HasSuffix(key, "ca.crt") {
+			leaf, err := x509.ParseCertificate(pemCertificates(certPEM)[0])
+			Expect(err).NotTo(HaveOccurred())
+			Expect(leaf.CheckSignatureFrom(ca)).To(Succeed(), "%s is signed by the new CA", key)
+		}
+	}
+}
+
+// pemCertificates is the DER of each certificate of a PEM bundle.
+func pemCertificates(bundle []byte) [][]byte {
+	var ders [][]byte
+	for block, rest := pem.Decode(bundle); block != nil; block, rest = pem.Decode(rest) {
+		ders = append(ders, block.Bytes)
+	}
+	return ders
 }
 
 // renewCertificate asks cert-manager to reissue a Certificate now, as `cmctl renew` does: it

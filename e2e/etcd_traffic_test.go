@@ -50,7 +50,7 @@ func startEtcdTraffic(ctx context.Context, cluster *unstructured.Unstructured, s
 	t := &etcdTraffic{scenario: scenario, cluster: cluster, members: memberRuns(ctx, cluster),
 		traffic: robustness.Traffic{Prefix: "/robustness/" + scenario + "/", Keys: 10, Timeout: 2 * time.Second, Interval: 20 * time.Millisecond},
 		history: robustness.NewHistory(), done: make(chan struct{})}
-	tlsConfig := etcdClientTLS(ctx, cluster)
+	tlsConfig := followingClientTLS(ctx, cluster) // the traffic follows a rotation onto a new CA
 	for range 3 {
 		t.traffic.Clients = append(t.traffic.Clients, etcdTLSClient(ctx, cluster, tlsConfig))
 	}
@@ -183,3 +183,54 @@ var _ = ReportAfterSuite("robustness table", func(report Report) {
 	Expect(os.WriteFile(filepath.Join(dir, "table.txt"), []byte(table), 0o644)).To(Succeed())
 	_, _ = fmt.Fprintf(GinkgoWriter, "Robustness, one scenario a line (also in %s):\n%s", filepath.Join(dir, "table.txt"), table)
 })
+
+// restartWatch follows a cluster's member pods while they restart one at a time. A member is
+// down while its pod is being deleted, is missing, or has not been Ready since it was made;
+// a pod that was Ready and turns unready (a probe timing out on a busy machine) is not down,
+// and is counted apart.
+type restartWatch struct {
+	cluster             *unstructured.Unstructured
+	size                int
+	wasReady            map[string]types.UID // the pods Ready once, by name
+	maxDown, maxUnready int
+	last                *corev1.PodList
+}
+
+// newRestartWatch reads the member pods before anything restarts.
+func newRestartWatch(ctx context.Context, cluster *unstructured.Unstructured, size int) *restartWatch {
+	w := &restartWatch{cluster: cluster, size: size, wasReady: map[string]types.UID{}}
+	w.observe(ctx)
+	return w
+}
+
+// observe reads the pods again and returns how many members are down.
+func (w *restartWatch) observe(ctx context.Context) int {
+	pods := &corev1.PodList{}
+	Expect(k8sClient.List(ctx, pods, client.InNamespace(w.cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": w.cluster.GetName()})).To(Succeed())
+	byName := map[string]*corev1.Pod{}
+	for i := range pods.Items {
+		byName[pods.Items[i].Name] = &pods.Items[i]
+	}
+	down, unready := 0, 0
+	for o := range w.size {
+		p, ok := byName[fmt.Sprintf("%s-%d", w.cluster.GetName(), o)]
+		switch {
+		case !ok || p.DeletionTimestamp != nil:
+			down++
+		case podReady(p):
+			w.wasReady[p.Name] = p.UID
+		case w.wasReady[p.Name] == p.UID:
+			unready++
+		default:
+			down++
+		}
+	}
+	w.maxDown, w.maxUnready, w.last = max(w.maxDown, down), max(w.maxUnready, down+unready), pods
+	return down
+}
+
+// report adds the most members down, and unready, at once to the spec's report.
+func (w *restartWatch) report(what string) {
+	AddReportEntry(what+": most members down at once (restarting), and not Ready at once (also probes timing out)",
+		fmt.Sprintf("%d down, %d not Ready", w.maxDown, w.maxUnready))
+}

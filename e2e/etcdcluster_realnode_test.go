@@ -310,14 +310,14 @@ func harnessEtcdCluster(ns, name, version string, tlsSpec map[string]any) *unstr
 	}}
 }
 
-var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
+// SpecPriority(1): its specs take the longest of all, so they start first, beside the TLS
+// clusters' (etcd_tls_test.go).
+var _ = Describe("The etcd-cluster operator on the real node", Ordered, SpecPriority(1), func() {
 	const key, value = "/here", "written before scaling"
 	var (
 		cluster           *unstructured.Unstructured
 		endpoint          string
 		previous, current string // the etcd versions the upgrade goes between
-		tlsClusters       *etcdTLSClusters
-		plainTimeToReady  time.Duration
 	)
 
 	BeforeAll(func(ctx SpecContext) {
@@ -328,13 +328,11 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 
 		cluster = harnessEtcdCluster(ns, robustness.NamePrefix, previous, nil)
 		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
-		// Made now, on the same version, to come up beside the plaintext one: the TLS specs come last.
-		tlsClusters = createEtcdTLSClusters(ctx, ns, previous)
 	})
 
 	It("runs real members: Available and Ready, with member IDs and a leader", func(ctx SpecContext) {
 		s := expectEtcdReady(ctx, cluster, 3, previous)
-		plainTimeToReady = timeToReady(ctx, cluster)
+		AddReportEntry(timeToReadyEntry, "plaintext "+timeToReady(ctx, cluster).Round(time.Second).String())
 		By(fmt.Sprintf("members %v, leader %s", s.memberIDs(), s.LeaderID))
 		pods := &corev1.PodList{}
 		Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
@@ -525,31 +523,27 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, func() {
 
 	It("upgrades one member at a time, never below quorum, and keeps the data", robustnessScenario, func(ctx SpecContext) {
 		expectEtcdReady(ctx, cluster, 3, previous)
-		traffic := startEtcdTraffic(ctx, cluster, "etcd-upgrade-"+previous+"-to-"+current)
+		scenario := "etcd-upgrade-" + previous + "-to-" + current
+		watch := newRestartWatch(ctx, cluster, 3)
+		traffic := startEtcdTraffic(ctx, cluster, scenario)
 		patchEtcdSpec(ctx, cluster, fmt.Sprintf(`{"spec":{"version":%q}}`, current))
 
 		By("watching the members while they roll from " + previous + " to " + current)
-		done := false
-		for !done {
+		for done := false; !done; time.Sleep(200 * time.Millisecond) {
 			Expect(ctx.Err()).NotTo(HaveOccurred())
-			pods := &corev1.PodList{}
-			Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
-			unready, upgraded := 0, 0
-			for _, p := range pods.Items {
-				if !podReady(&p) {
-					unready++
-				}
+			down := watch.observe(ctx)
+			Expect(down).To(BeNumerically("<=", 1), "more than one member down at once during the upgrade")
+			upgraded := 0
+			for _, p := range watch.last.Items {
 				if strings.HasSuffix(p.Spec.Containers[0].Image, ":v"+current) {
 					upgraded++
 				}
 			}
-			Expect(unready).To(BeNumerically("<=", 1), "more than one member down at once during the upgrade")
-			done = upgraded == 3 && unready == 0 && len(pods.Items) == 3
-			time.Sleep(200 * time.Millisecond)
+			done = upgraded == 3 && down == 0 && len(watch.last.Items) == 3
 		}
+		watch.report(scenario)
 		expectEtcdReady(ctx, cluster, 3, current)
 		Expect(etcdGet(ctx, endpoint, key)).To(Equal(value))
 		traffic.stopAndCheck(ctx)
 	}, SpecTimeout(6*time.Minute))
-	etcdTLSSpecs(&tlsClusters, &plainTimeToReady, func() string { return previous })
 })

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,7 +193,14 @@ func conditionField(ctx context.Context, u *unstructured.Unstructured, condType,
 // in a pod: in-cluster configuration, cluster DNS, the RBAC of its config. Everything but the
 // CRDs is removed when the suite's node ends.
 func deployOperatorOnRealNode(ctx context.Context, name, watchNamespace string) {
-	By("deploying " + name + " from config/default on the real node")
+	deployOperatorCopyOnRealNode(ctx, name, "", watchNamespace)
+}
+
+// deployOperatorCopyOnRealNode is deployOperatorOnRealNode for another copy of the operator,
+// beside the first (suffix "" is the first): its namespace and its cluster-scoped objects
+// are named with -suffix; the CRDs are shared.
+func deployOperatorCopyOnRealNode(ctx context.Context, name, suffix, watchNamespace string) {
+	By(fmt.Sprintf("deploying %s from config/default on the real node (copy %q)", name, suffix))
 	kustomize := exec.CommandContext(ctx, requiredEnv("E2E_KUBECTL"), "kustomize", filepath.Join(operatorDir(name), "config", "default"))
 	var stderr strings.Builder
 	kustomize.Stderr = &stderr
@@ -210,6 +218,9 @@ func deployOperatorOnRealNode(ctx context.Context, name, watchNamespace string) 
 			u.SetAnnotations(realNodeAnnotations())
 		case "Deployment":
 			setManagerContainer(u, watchNamespace)
+		}
+		if suffix != "" {
+			renameCopy(u, "-"+suffix)
 		}
 		Expect(k8sClient.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("quintet-e2e"), client.ForceOwnership)).
 			To(Succeed(), "%s %s", u.GetKind(), u.GetName())
@@ -232,6 +243,33 @@ func deployOperatorOnRealNode(ctx context.Context, name, watchNamespace string) 
 			available, _, _ := unstructured.NestedInt64(u.Object, "status", "availableReplicas")
 			g.Expect(available).To(BeEquivalentTo(1), "manager %s/%s is not available", u.GetNamespace(), u.GetName())
 		}).WithContext(ctx).Should(Succeed())
+	}
+}
+
+// renameCopy names an object of a copy of an operator's config/default: its namespace, and
+// its name when it is cluster-scoped (but a CRD's), with suffix, and so what binds to them.
+func renameCopy(u *unstructured.Unstructured, suffix string) {
+	switch u.GetKind() {
+	case "CustomResourceDefinition":
+		return
+	case "Namespace", "ClusterRole":
+		u.SetName(u.GetName() + suffix)
+	case "ClusterRoleBinding":
+		u.SetName(u.GetName() + suffix)
+		roleRef, _, _ := unstructured.NestedString(u.Object, "roleRef", "name")
+		Expect(unstructured.SetNestedField(u.Object, roleRef+suffix, "roleRef", "name")).To(Succeed())
+	}
+	if u.GetNamespace() != "" {
+		u.SetNamespace(u.GetNamespace() + suffix)
+	}
+	subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
+	for _, s := range subjects {
+		if subject := s.(map[string]any); subject["namespace"] != nil {
+			subject["namespace"] = subject["namespace"].(string) + suffix
+		}
+	}
+	if subjects != nil {
+		Expect(unstructured.SetNestedSlice(u.Object, subjects, "subjects")).To(Succeed())
 	}
 }
 

@@ -49,9 +49,10 @@ const (
 	// missing, a certificate does not cover a member, has expired or is not signed by the
 	// CA given). Members keep the certificates they run with; nothing restarts or changes.
 	ReasonTLSInvalid = "TLSInvalid"
-	// ReasonTLSRotationUnsafe: the new certificates are not trusted by the CA of the members
-	// running, or the reverse: restarting one member onto them would cut it off. Put both
-	// CAs in the CA files first and let members restart, then change the certificates.
+	// ReasonTLSRotationUnsafe: no step towards the new certificates is trusted by the
+	// members running and trusts them (the running certificates expired, say): restarting a
+	// member onto them would cut it off. A new CA alone is not unsafe: members move to it in
+	// three steps, both CAs trusted in between.
 	ReasonTLSRotationUnsafe = "TLSRotationUnsafe"
 	// ReasonIssuingCertificates: cert-manager has not yet issued every certificate the
 	// cluster's first members need.

@@ -55,13 +55,18 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, c *v1beta2.EtcdCluster) (
 	if err != nil {
 		return tlsState{}, err
 	}
+	// Members on other certificates than the template's are still restarting.
+	settled, err := r.mountedByMembers(ctx, c, runningName)
+	if err != nil {
+		return tlsState{}, err
+	}
 	if c.Spec.Paused { // observed with the certificates members run with; nothing is written
 		if running == nil {
 			return tlsState{}, nil
 		}
 		return tlsStateOf(runningName, *running, applicationClientSecret(c))
 	}
-	next, clientSecret, reason, err := r.desiredTLS(ctx, c, running, now)
+	next, clientSecret, reason, err := r.desiredTLS(ctx, c, running, settled, now)
 	if err != nil && reason == "" {
 		return tlsState{}, err
 	}
@@ -69,6 +74,7 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, c *v1beta2.EtcdCluster) (
 		reason, err = v1beta2.ReasonTLSInvalid, certs.Verify(next, memberNames(c), now)
 	}
 	if err == nil && running != nil {
+		next = certs.Toward(*running, next, now)
 		reason, err = v1beta2.ReasonTLSRotationUnsafe, certs.Compatible(*running, next, now)
 	}
 	if err != nil {
@@ -80,6 +86,10 @@ func (r *Reconciler) reconcileTLS(ctx context.Context, c *v1beta2.EtcdCluster) (
 		return state, serr
 	}
 	name := fmt.Sprintf("%s-tls-%s", c.Name, next.Hash())
+	if name != runningName && running != nil && !settled {
+		// One step at a time: members still on the step before may not trust the next one.
+		return tlsStateOf(runningName, *running, clientSecret)
+	}
 	if name != runningName {
 		secret := tlsSecret(c, name, next.Data())
 		if err := r.ensure(ctx, c, secret); err != nil {
@@ -134,7 +144,8 @@ func (r *Reconciler) runningTLS(ctx context.Context, c *v1beta2.EtcdCluster) (st
 
 // desiredTLS reads or makes the certificates spec.TLS asks for. A reason with an error is
 // bad input to report, not a failure of the pass.
-func (r *Reconciler) desiredTLS(ctx context.Context, c *v1beta2.EtcdCluster, running *certs.Material, now time.Time) (certs.Material, string, string, error) {
+func (r *Reconciler) desiredTLS(ctx context.Context, c *v1beta2.EtcdCluster, running *certs.Material, settled bool,
+	now time.Time) (certs.Material, string, string, error) {
 	if s := c.Spec.TLS.Static; s != nil {
 		m, err := r.staticTLS(ctx, c.Namespace, s)
 		if err != nil {
@@ -145,7 +156,7 @@ func (r *Reconciler) desiredTLS(ctx context.Context, c *v1beta2.EtcdCluster, run
 	if c.Spec.TLS.CertManager != nil {
 		return r.certManagerTLS(ctx, c)
 	}
-	return r.managedTLS(ctx, c, running, now)
+	return r.managedTLS(ctx, c, running, settled, now)
 }
 
 // staticTLS reads the user's Secrets, through the API server: the cache holds only the
@@ -177,7 +188,8 @@ func (r *Reconciler) staticTLS(ctx context.Context, namespace string, s *v1beta2
 // managedTLS keeps the cluster's CA and issues the certificates: the running ones while the
 // CA signed them and they are not due for renewal, new ones otherwise; and the
 // applications' client certificate.
-func (r *Reconciler) managedTLS(ctx context.Context, c *v1beta2.EtcdCluster, running *certs.Material, now time.Time) (certs.Material, string, string, error) {
+func (r *Reconciler) managedTLS(ctx context.Context, c *v1beta2.EtcdCluster, running *certs.Material, settled bool,
+	now time.Time) (certs.Material, string, string, error) {
 	lifetime := defaultLifetime
 	if l := c.Spec.TLS.OperatorManaged.CertificateLifetime; l != nil {
 		lifetime = l.Duration
@@ -187,18 +199,21 @@ func (r *Reconciler) managedTLS(ctx context.Context, c *v1beta2.EtcdCluster, run
 		return certs.Material{}, "", "", err
 	}
 	clientSecret := applicationClientSecret(c)
-	if err := r.ensureApplicationClient(ctx, c, ca, clientSecret, lifetime, now); err != nil {
+	membersTrustCA := running == nil || (settled && ca.TrustedBy(running.Server.CA))
+	if err := r.ensureApplicationClient(ctx, c, ca, running, membersTrustCA, clientSecret, lifetime, now); err != nil {
 		return certs.Material{}, "", "", err
 	}
 	if running != nil && issuedBy(ca, *running) && !due(*running, lifetime, now) && certs.Verify(*running, memberNames(c), now) == nil {
-		return *running, clientSecret, "", nil
+		// Kept; after a new CA, trusting it alone.
+		return running.WithCA(ca.CertPEM), clientSecret, "", nil
 	}
 	m, err := issueMaterial(c, ca, lifetime, now)
 	return m, clientSecret, "", err
 }
 
+// issuedBy tells whether ca signed every certificate of m, whatever CAs m trusts.
 func issuedBy(ca certs.CA, m certs.Material) bool {
-	return ca.Signed(m.Peer) && ca.Signed(m.Server) && ca.Signed(m.Client)
+	return ca.Issued(m.Peer.Cert) && ca.Issued(m.Server.Cert) && ca.Issued(m.Client.Cert)
 }
 
 func due(m certs.Material, lifetime time.Duration, now time.Time) bool {
@@ -254,39 +269,50 @@ func applicationClientSecret(c *v1beta2.EtcdCluster) string {
 	return clientCertificate.secret(c)
 }
 
-// clusterCA reads the cluster's CA, or makes it.
+// clusterCA reads the cluster's CA, or makes a new one when there is none (its Secret was
+// deleted: the way to replace it) or it is due for renewal; members move to a new CA in
+// the steps of certs.Toward.
 func (r *Reconciler) clusterCA(ctx context.Context, c *v1beta2.EtcdCluster, now time.Time) (certs.CA, error) {
 	secret := &corev1.Secret{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: caSecret(c)}, secret)
-	if err == nil {
-		return certs.ParseCA(secret.Data["ca.crt"], secret.Data["ca.key"])
-	}
 	if client.IgnoreNotFound(err) != nil {
 		return certs.CA{}, err
+	}
+	if err == nil && !certs.Due(secret.Data["ca.crt"], caLifetime, now) {
+		return certs.ParseCA(secret.Data["ca.crt"], secret.Data["ca.key"])
 	}
 	ca, err := certs.NewCA(c.Name+" etcd CA", now, caLifetime)
 	if err != nil {
 		return certs.CA{}, err
 	}
-	ctrl.LoggerFrom(ctx).Info("Making the cluster's CA", "secret", caSecret(c))
+	ctrl.LoggerFrom(ctx).Info("Making a new CA for the cluster", "secret", caSecret(c))
 	return ca, r.ensure(ctx, c, tlsSecret(c, caSecret(c), map[string][]byte{"ca.crt": ca.CertPEM, "ca.key": ca.Key}))
 }
 
 // ensureApplicationClient keeps a client certificate for applications in name, renewed
-// like the members'.
-func (r *Reconciler) ensureApplicationClient(ctx context.Context, c *v1beta2.EtcdCluster, ca certs.CA, name string,
-	lifetime time.Duration, now time.Time) error {
+// like the members'. Its CA bundle trusts the members' server certificates: running's CAs
+// and ca. A certificate of a new CA is issued only once the members trust that CA
+// (membersTrustCA): until then the one of the CA before is kept while it is valid.
+func (r *Reconciler) ensureApplicationClient(ctx context.Context, c *v1beta2.EtcdCluster, ca certs.CA, running *certs.Material,
+	membersTrustCA bool, name string, lifetime time.Duration, now time.Time) error {
 	secret := &corev1.Secret{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, secret)
 	if client.IgnoreNotFound(err) != nil {
 		return err
 	}
-	if p, err := certs.ClientLayout.Read(name, secret.Data); err == nil && ca.Signed(p) && !certs.Due(p.Cert, lifetime, now) {
-		return nil
+	p, err := certs.ClientLayout.Read(name, secret.Data)
+	leaf, leafErr := certs.Leaf(p.Cert)
+	valid := err == nil && leafErr == nil && now.Before(leaf.NotAfter)
+	switch {
+	case valid && ca.Issued(p.Cert) && !certs.Due(p.Cert, lifetime, now):
+	case valid && !membersTrustCA:
+	default:
+		if p, err = ca.Issue(c.Name+" client", nil, now, lifetime, x509.ExtKeyUsageClientAuth); err != nil {
+			return err
+		}
 	}
-	p, err := ca.Issue(c.Name+" client", nil, now, lifetime, x509.ExtKeyUsageClientAuth)
-	if err != nil {
-		return err
+	if running != nil {
+		p.CA = certs.JoinCAs(running.Client.CA, ca.CertPEM)
 	}
 	data := map[string][]byte{}
 	certs.ClientLayout.Write(p, data)
@@ -297,6 +323,24 @@ func tlsSecret(c *v1beta2.EtcdCluster, name string, data map[string][]byte) *cor
 	s := &corev1.Secret{ObjectMeta: objectMeta(c, name), Type: corev1.SecretTypeOpaque, Data: data}
 	s.Labels[tlsLabel] = "true"
 	return s
+}
+
+// mountedByMembers tells whether every member pod mounts the Secret name (true with no
+// pod, or no name).
+func (r *Reconciler) mountedByMembers(ctx context.Context, c *v1beta2.EtcdCluster, name string) (bool, error) {
+	if name == "" {
+		return true, nil
+	}
+	pods := &corev1.PodList{}
+	if err := r.List(ctx, pods, client.InNamespace(c.Namespace), client.MatchingLabels(selectorLabels(c))); err != nil {
+		return false, err
+	}
+	for i := range pods.Items {
+		if mountedTLSSecret(&pods.Items[i].Spec) != name {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // deleteUnusedTLS deletes the operator's copies of certificates no member pod mounts any

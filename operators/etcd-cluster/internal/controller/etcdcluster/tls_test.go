@@ -3,6 +3,7 @@ package etcdcluster
 import (
 	"context"
 	"crypto/x509"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ func containerEnv(sts *appsv1.StatefulSet) map[string]string {
 }
 
 func TestEtcdClusterWithOperatorManagedTLSRunsMembersOnItsOwnCA(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -93,10 +95,33 @@ func TestEtcdClusterWithOperatorManagedTLSRunsMembersOnItsOwnCA(t *testing.T) {
 		get(g, sts)
 		g.Expect(mountedTLSSecret(&sts.Spec.Template.Spec)).To(Equal(mounted))
 	}, 2*time.Second, tick).Should(Succeed())
+
+	// Deleting the CA's Secret asks for a new CA: members move to it in three steps, and the
+	// applications' certificate follows once members trust the new CA.
+	g.Expect(env.Client.Delete(ctx, caSecret)).To(Succeed())
+	var next certs.CA
+	g.Eventually(func(g Gomega) {
+		renewed := &corev1.Secret{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "managed-ca"}, renewed)).To(Succeed())
+		next, err = certs.ParseCA(renewed.Data["ca.crt"], renewed.Data["ca.key"])
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(next.CertPEM).NotTo(Equal(ca.CertPEM))
+	}, timeout, tick).Should(Succeed())
+	appKept := secretData(t, ns, "managed-client-tls")
+	g.Expect(ca.Issued(appKept["etcd-client.crt"])).To(BeTrue(), "the applications keep a certificate the members trust")
+	last := expectCARotation(t, c, sts, mounted, ca, next)
+	g.Eventually(func(g Gomega) {
+		app, err := certs.ClientLayout.Read("managed-client-tls", secretData(t, ns, "managed-client-tls"))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(next.Signed(app)).To(BeTrue(), "at the end, the applications' certificate is the new CA's, trusting it alone")
+		get(g, c)
+		g.Expect(c.Status.TLS.Secret).To(Equal(last))
+	}, timeout, tick).Should(Succeed())
 }
 
-// staticSecrets makes the three Secrets of the CoreOS layout in ns from ca, members' certificates covering names.
-func staticSecrets(t *testing.T, ns string, ca certs.CA, names ...string) {
+// staticSecretsData is the data of the three Secrets of the CoreOS layout, issued by ca,
+// members' certificates covering names.
+func staticSecretsData(t *testing.T, ca certs.CA, names ...string) map[string]map[string][]byte {
 	t.Helper()
 	now := time.Now()
 	issue := func(dns []string, usages ...x509.ExtKeyUsage) certs.Pair {
@@ -106,6 +131,7 @@ func staticSecrets(t *testing.T, ns string, ca certs.CA, names ...string) {
 		}
 		return p
 	}
+	secrets := map[string]map[string][]byte{}
 	for name, x := range map[string]struct {
 		layout certs.Layout
 		pair   certs.Pair
@@ -114,8 +140,23 @@ func staticSecrets(t *testing.T, ns string, ca certs.CA, names ...string) {
 		"etcd-server-tls": {certs.ServerLayout, issue(names, x509.ExtKeyUsageServerAuth)},
 		"etcd-client-tls": {certs.ClientLayout, issue(nil, x509.ExtKeyUsageClientAuth)},
 	} {
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string][]byte{}}
-		x.layout.Write(x.pair, s.Data)
+		secrets[name] = map[string][]byte{}
+		x.layout.Write(x.pair, secrets[name])
+	}
+	return secrets
+}
+
+// staticSecrets writes the three Secrets of the CoreOS layout in ns from ca, members'
+// certificates covering names.
+func staticSecrets(t *testing.T, ns string, ca certs.CA, names ...string) {
+	t.Helper()
+	writeStaticSecrets(t, ns, staticSecretsData(t, ca, names...))
+}
+
+func writeStaticSecrets(t *testing.T, ns string, secrets map[string]map[string][]byte) {
+	t.Helper()
+	for name, data := range secrets {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: data}
 		if err := env.Client.Create(context.Background(), s); client.IgnoreAlreadyExists(err) != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +174,7 @@ func staticCluster(name, ns string) *v1beta2.EtcdCluster {
 }
 
 func TestEtcdClusterWithStaticTLSStartsNoMemberUntilItsSecretsAreGood(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := newNamespace(t)
@@ -144,45 +186,137 @@ func TestEtcdClusterWithStaticTLSStartsNoMemberUntilItsSecretsAreGood(t *testing
 	ca, err := certs.NewCA("test", time.Now(), 48*time.Hour)
 	g.Expect(err).NotTo(HaveOccurred())
 	staticSecrets(t, ns, ca, "*.other."+ns+".svc")
+	poke(g, c, "narrow") // users' Secrets are not watched: the pass comes at the next requeue, or now
 	expectDegraded(t, c, v1beta2.ReasonTLSInvalid, "the peer certificate does not cover static-0.static."+ns+".svc")
 	g.Expect(conditions.Get(c, conditions.ProgressingCondition).Reason).To(Equal(v1beta2.ReasonTLSInvalid))
 
 	staticSecrets(t, ns, ca, "*.static."+ns+".svc")
+	poke(g, c, "good")
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns}}
 	g.Eventually(func(g Gomega) { get(g, sts) }, timeout, tick).Should(Succeed())
 	running := mountedTLSSecret(&sts.Spec.Template.Spec)
 	g.Expect(running).To(HavePrefix("static-tls-"))
 	expectStarted(t, sts, 0, "new")
 
-	// A Secret replaced with a certificate of another CA is refused: the running members
-	// would not trust it. They keep theirs; the cluster says how to rotate a CA.
+	// Certificates whose CA bundle is not the CA that signed them are refused: members keep theirs.
 	other, err := certs.NewCA("other", time.Now(), 48*time.Hour)
 	g.Expect(err).NotTo(HaveOccurred())
-	staticSecrets(t, ns, other, "*.static."+ns+".svc")
-	expectDegraded(t, c, v1beta2.ReasonTLSRotationUnsafe, "the new peer certificate is not trusted by the running members' peer CA")
+	unsigned := staticSecretsData(t, other, "*.static."+ns+".svc")
+	for _, data := range unsigned {
+		for k := range data {
+			if strings.HasSuffix(k, "ca.crt") {
+				data[k] = ca.CertPEM
+			}
+		}
+	}
+	writeStaticSecrets(t, ns, unsigned)
+	poke(g, c, "unsigned")
+	expectDegraded(t, c, v1beta2.ReasonTLSInvalid, "the peer certificate is not trusted by the peer CA")
 	get(g, sts)
 	g.Expect(mountedTLSSecret(&sts.Spec.Template.Spec)).To(Equal(running))
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: running}, &corev1.Secret{})).To(Succeed())
 
 	// A certificate renewed by the same CA goes to the template: members restart onto it one at a time.
 	staticSecrets(t, ns, ca, "*.static."+ns+".svc")
-	g.Eventually(func(g Gomega) {
-		get(g, sts)
-		g.Expect(mountedTLSSecret(&sts.Spec.Template.Spec)).NotTo(Equal(running))
-	}, timeout, tick).Should(Succeed())
+	poke(g, c, "renewed")
+	renewed := expectTemplateMoves(t, sts, running)
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: running}, &corev1.Secret{})).To(Succeed(),
 		"the certificates member 0 runs with stay while its pod mounts them")
 	g.Eventually(func(g Gomega) {
 		get(g, c)
 		g.Expect(c.Status.TLS).NotTo(BeNil())
-		g.Expect(c.Status.TLS.Secret).To(Equal(mountedTLSSecret(&sts.Spec.Template.Spec)))
+		g.Expect(c.Status.TLS.Secret).To(Equal(renewed))
 		g.Expect(c.Status.TLS.ClientSecret).To(BeEmpty())
 	}, timeout, tick).Should(Succeed())
+	restartMember(t, sts, 0)
+
+	// Secrets of another CA: members move to it in three steps, each trusted by the one before.
+	staticSecrets(t, ns, other, "*.static."+ns+".svc")
+	poke(g, c, "new CA")
+	last := expectCARotation(t, c, sts, renewed, ca, other)
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: renewed}, &corev1.Secret{})).NotTo(Succeed())
+	}, timeout, tick).Should(Succeed(), "the certificates no member mounts any more are deleted")
+	get(g, c)
+	g.Expect(c.Status.TLS.Secret).To(Equal(last))
+}
+
+// expectTemplateMoves waits until the StatefulSet's template mounts other certificates than
+// from, and returns their Secret.
+func expectTemplateMoves(t *testing.T, sts *appsv1.StatefulSet, from string) string {
+	t.Helper()
+	var name string
+	NewWithT(t).Eventually(func(g Gomega) {
+		get(g, sts)
+		name = mountedTLSSecret(&sts.Spec.Template.Spec)
+		g.Expect(name).NotTo(Equal(from))
+	}, timeout, tick).Should(Succeed())
+	return name
+}
+
+// restartMember makes the pod of ordinal again from the StatefulSet's template, as the
+// StatefulSet controller does after a restart.
+func restartMember(t *testing.T, sts *appsv1.StatefulSet, ordinal int) {
+	t.Helper()
+	g := NewWithT(t)
+	get(g, sts)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: fmt.Sprintf("%s-%d", sts.Name, ordinal)}}
+	g.Expect(env.Client.Delete(context.Background(), pod, client.GracePeriodSeconds(0))).To(Succeed())
+	g.Eventually(func() error { return env.Client.Get(context.Background(), client.ObjectKeyFromObject(pod), pod) }, timeout, tick).
+		ShouldNot(Succeed())
+	memberPod(t, sts, ordinal)
+}
+
+// expectCARotation follows a cluster of one member, running the certificates in Secret
+// running, as they move from CA old to CA next: three templates, each taken only once
+// member 0 mounts the one before (the test restarts it), and returns the last one's Secret.
+func expectCARotation(t *testing.T, c *v1beta2.EtcdCluster, sts *appsv1.StatefulSet, running string, old, next certs.CA) string {
+	t.Helper()
+	g := NewWithT(t)
+	first, err := certs.FromData(running, secretData(t, c.Namespace, running))
+	g.Expect(err).NotTo(HaveOccurred())
+	sameCertificates := func(m certs.Material) bool { return string(m.Peer.Cert) == string(first.Peer.Cert) }
+	newCertificates := func(m certs.Material) bool { return issuedBy(next, m) }
+	for i, step := range []struct {
+		what        string
+		certificate func(certs.Material) bool
+		oldTrusted  bool
+	}{
+		{"the running certificates", sameCertificates, true},
+		{"the new certificates", newCertificates, true},
+		{"the new certificates", newCertificates, false},
+	} {
+		name := expectTemplateMoves(t, sts, running)
+		m, err := certs.FromData(name, secretData(t, c.Namespace, name))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(step.certificate(m)).To(BeTrue(), "step %d: %s", i+1, step.what)
+		for _, bundle := range [][]byte{m.Peer.CA, m.Server.CA, m.Client.CA} {
+			g.Expect(next.TrustedBy(bundle)).To(BeTrue(), "step %d trusts the new CA", i+1)
+			g.Expect(old.TrustedBy(bundle)).To(Equal(step.oldTrusted), "step %d trusts the CA before: %t", i+1, step.oldTrusted)
+		}
+		poke(g, c, fmt.Sprintf("step %d", i+1))
+		g.Consistently(func(g Gomega) {
+			get(g, sts)
+			g.Expect(mountedTLSSecret(&sts.Spec.Template.Spec)).To(Equal(name))
+		}, time.Second, tick).Should(Succeed(), "step %d waits for member 0 to mount it", i+1)
+		restartMember(t, sts, 0)
+		running = name
+	}
+	return running
+}
+
+func secretData(t *testing.T, ns, name string) map[string][]byte {
+	t.Helper()
+	s := &corev1.Secret{}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Data
 }
 
 // The API server of envtest serves no cert-manager: a cluster asking for it says so and starts
 // nothing (the e2e suite runs it with cert-manager for real).
 func TestEtcdClusterWithCertManagerTLSWaitsForCertManager(t *testing.T) {
+	t.Parallel()
 	g := NewWithT(t)
 	ns := newNamespace(t)
 	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: ns}, Spec: v1beta2.EtcdClusterSpec{Size: 3,
