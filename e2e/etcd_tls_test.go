@@ -368,15 +368,11 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		deployOperatorCopyOnRealNode(ctx, "etcd-cluster", "tls", ns)
 		tlsClusters = createEtcdTLSClusters(ctx, ns, version)
 	})
-	etcdTLSSpecs(&tlsClusters, func() string { return version })
-})
 
-// etcdTLSSpecs are the specs of the TLS clusters: t is made in the BeforeAll.
-func etcdTLSSpecs(t **etcdTLSClusters, version func() string) {
 	It("brings a 3-member TLS cluster up from static Secrets, from cert-manager and from its own CA, each serving only TLS", func(ctx SpecContext) {
-		tc := *t
+		tc := tlsClusters
 		for _, cluster := range tc.all() {
-			expectEtcdReady(ctx, cluster, 3, version())
+			expectEtcdReady(ctx, cluster, 3, version)
 		}
 		AddReportEntry(timeToReadyEntry, fmt.Sprintf("TLS static %s, TLS cert-manager %s, TLS operator-managed %s, made at once",
 			timeToReady(ctx, tc.static).Round(time.Second),
@@ -421,23 +417,23 @@ func etcdTLSSpecs(t **etcdTLSClusters, version func() string) {
 	})
 
 	It("restarts members one at a time onto renewed static certificates, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
-		cluster := (*t).static
-		expectRollingRotation(ctx, cluster, version(), "static-certificates-renewed", 1, func() {
+		cluster := tlsClusters.static
+		expectRollingRotation(ctx, cluster, version, "static-certificates-renewed", 1, func() {
 			By("renewing the certificates in the static Secrets, from the same CA")
-			writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), (*t).ca)
+			writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), tlsClusters.ca)
 			requestPass(ctx, cluster)
 		})
 	}, SpecTimeout(6*time.Minute))
 
 	It("moves members onto static certificates of a new CA in three rolling steps, both CAs trusted in between, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
-		cluster := (*t).static
+		cluster := tlsClusters.static
 		replacement := newTestCA("quintet e2e replacement static CA")
-		expectRollingRotation(ctx, cluster, version(), "static-ca-replaced", 3, func() {
+		expectRollingRotation(ctx, cluster, version, "static-ca-replaced", 3, func() {
 			By("replacing the static Secrets with certificates of another CA")
 			writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), replacement)
 			requestPass(ctx, cluster)
 		})
-		(*t).ca = replacement
+		tlsClusters.ca = replacement
 		running := clusterCertificates(ctx, cluster)
 		expectTrustsOnly(running, replacement.certPEM)
 		expectSignedBy(running, replacement.certPEM)
@@ -445,11 +441,11 @@ func etcdTLSSpecs(t **etcdTLSClusters, version func() string) {
 	}, SpecTimeout(10*time.Minute))
 
 	It("moves members onto a new CA of its own, made when its CA Secret is deleted, in three rolling steps, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
-		cluster := (*t).managed
+		cluster := tlsClusters.managed
 		ns, caName := cluster.GetNamespace(), cluster.GetName()+"-ca"
 		old := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: caName}, old)).To(Succeed())
-		expectRollingRotation(ctx, cluster, version(), "operator-ca-replaced", 3, func() {
+		expectRollingRotation(ctx, cluster, version, "operator-ca-replaced", 3, func() {
 			By("deleting Secret " + caName + ", the cluster's CA")
 			Expect(k8sClient.Delete(ctx, old)).To(Succeed())
 		})
@@ -470,8 +466,8 @@ func etcdTLSSpecs(t **etcdTLSClusters, version func() string) {
 	}, SpecTimeout(10*time.Minute))
 
 	It("restarts members one at a time onto certificates cert-manager renews, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
-		cluster := (*t).certManager
-		expectRollingRotation(ctx, cluster, version(), "cert-manager-renewal", 1, func() {
+		cluster := tlsClusters.certManager
+		expectRollingRotation(ctx, cluster, version, "cert-manager-renewal", 1, func() {
 			By("asking cert-manager to renew the members' certificates now, as cmctl renew does")
 			for _, suffix := range []string{"peer", "server"} {
 				renewCertificate(ctx, cluster.GetNamespace(), cluster.GetName()+"-"+suffix)
@@ -480,8 +476,8 @@ func etcdTLSSpecs(t **etcdTLSClusters, version func() string) {
 	}, SpecTimeout(6*time.Minute))
 
 	It("says so, and starts no member, when a cluster's cert-manager Issuer does not exist or is not Ready", func(ctx SpecContext) {
-		ns := (*t).certManager.GetNamespace()
-		cluster := harnessEtcdCluster(ns, robustness.NamePrefix+"-tls-noissuer", version(), map[string]any{"certManager": map[string]any{
+		ns := tlsClusters.certManager.GetNamespace()
+		cluster := harnessEtcdCluster(ns, robustness.NamePrefix+"-tls-noissuer", version, map[string]any{"certManager": map[string]any{
 			"issuerRef": map[string]any{"name": "not-yet"},
 		}})
 		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
@@ -506,8 +502,8 @@ func etcdTLSSpecs(t **etcdTLSClusters, version func() string) {
 	})
 
 	It("keeps serving on the certificates it has when a static Secret loses a key, trusts a CA that did not sign them, or holds expired or too narrow certificates, and says so", func(ctx SpecContext) {
-		cluster, ns := (*t).static, (*t).static.GetNamespace()
-		expectEtcdReady(ctx, cluster, 3, version())
+		cluster, ns := tlsClusters.static, tlsClusters.static.GetNamespace()
+		expectEtcdReady(ctx, cluster, 3, version)
 		c := etcdTLSClient(ctx, cluster, etcdClientTLS(ctx, cluster))
 		saved := map[string]map[string][]byte{}
 		for _, name := range []string{staticPeerSecret, staticServerSecret, staticOperatorSecret} {
@@ -517,10 +513,10 @@ func etcdTLSSpecs(t **etcdTLSClusters, version func() string) {
 		}
 		members := memberRuns(ctx, cluster)
 		withoutKey := map[string][]byte{"peer.crt": saved[staticPeerSecret]["peer.crt"], "peer-ca.crt": saved[staticPeerSecret]["peer-ca.crt"]}
-		expired := goodStaticCertificates(ns, cluster.GetName(), (*t).ca)
+		expired := goodStaticCertificates(ns, cluster.GetName(), tlsClusters.ca)
 		expired.notAfter = time.Now().Add(-time.Minute)
-		narrow := goodStaticCertificates(ns, cluster.GetName(), (*t).ca)
-		unsigned := goodStaticCertificates(ns, cluster.GetName(), (*t).ca)
+		narrow := goodStaticCertificates(ns, cluster.GetName(), tlsClusters.ca)
+		unsigned := goodStaticCertificates(ns, cluster.GetName(), tlsClusters.ca)
 		unsigned.trusted = newTestCA("a CA that signed none of them")
 		narrow.names = []string{"*.another-cluster." + ns + ".svc"}
 		member0 := fmt.Sprintf("%s-0.%s.%s.svc", cluster.GetName(), cluster.GetName(), ns)
@@ -554,11 +550,11 @@ func etcdTLSSpecs(t **etcdTLSClusters, version func() string) {
 					writeSecret(ctx, ns, name, data)
 				}
 			})
-			expectEtcdReady(ctx, cluster, 3, version())
+			expectEtcdReady(ctx, cluster, 3, version)
 		}
 		Expect(restartsSince(members, memberRuns(ctx, cluster))).To(BeZero(), "the Secrets put back are the certificates members run with")
 	}, SpecTimeout(10*time.Minute))
-}
+})
 
 // expectRollingRotation runs rotate under robustness traffic and checks that members restart
 // onto the new certificates one at a time, in steps (1 for a renewal, 3 for a new CA), each
