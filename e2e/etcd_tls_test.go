@@ -566,6 +566,7 @@ func expectRollingRotation(ctx context.Context, cluster *unstructured.Unstructur
 	Expect(running).NotTo(BeEmpty())
 	watch := newRestartWatch(ctx, cluster, 3)
 	traffic := startEtcdTraffic(ctx, cluster, scenario)
+	traffic.watch = watch
 	rotate()
 	taken := []string{running}
 	for done := false; !done; time.Sleep(200 * time.Millisecond) {

@@ -37,6 +37,9 @@ type etcdTraffic struct {
 	history  *robustness.History
 	cancel   context.CancelFunc
 	done     chan struct{}
+	// watch, when a spec follows the members with one, counts the restarts: it sees a pod
+	// made again more than once, which two readings of the pods do not.
+	watch *restartWatch
 }
 
 // startEtcdTraffic starts the traffic of scenario on the cluster's client Service, on the keys
@@ -100,8 +103,13 @@ func (t *etcdTraffic) stopAndCheck(ctx context.Context) robustness.Row {
 		return err
 	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 	ops := t.history.Ops()
+	restarts := restartsSince(t.members, memberRuns(ctx, t.cluster))
+	if t.watch != nil {
+		t.watch.observe(ctx)
+		restarts = t.watch.restarts()
+	}
 	row := robustness.Row{Scenario: t.scenario, Traffic: time.Since(t.started),
-		Report: robustness.Check(ops, t.traffic.KeySpace(), final, 2*time.Minute), Restarts: restartsSince(t.members, memberRuns(ctx, t.cluster))}
+		Report: robustness.Check(ops, t.traffic.KeySpace(), final, 2*time.Minute), Restarts: restarts}
 	AddReportEntry(robustnessEntry, row)
 	if !row.Report.OK() {
 		dir := filepath.Join(logDir(), "robustness", t.scenario)
@@ -194,13 +202,36 @@ type restartWatch struct {
 	wasReady            map[string]types.UID // the pods Ready once, by name
 	maxDown, maxUnready int
 	last                *corev1.PodList
+	// runs are the incarnations of each member's pod seen, by name, and the container
+	// restarts of each when first and last seen; before are those seen first.
+	runs   map[string]map[types.UID]*[2]int32
+	before map[types.UID]bool
 }
 
 // newRestartWatch reads the member pods before anything restarts.
 func newRestartWatch(ctx context.Context, cluster *unstructured.Unstructured, size int) *restartWatch {
-	w := &restartWatch{cluster: cluster, size: size, wasReady: map[string]types.UID{}}
+	w := &restartWatch{cluster: cluster, size: size, wasReady: map[string]types.UID{}, runs: map[string]map[types.UID]*[2]int32{}, before: map[types.UID]bool{}}
 	w.observe(ctx)
+	for _, p := range w.last.Items {
+		w.before[p.UID] = true
+	}
 	return w
+}
+
+// restarts counts the member restarts seen: each pod made again, each container restart.
+func (w *restartWatch) restarts() int {
+	n := 0
+	for _, runs := range w.runs {
+		n += len(runs) - 1
+		for uid, r := range runs {
+			first := r[0]
+			if !w.before[uid] { // made since: every restart of it counts
+				first = 0
+			}
+			n += int(r[1] - first)
+		}
+	}
+	return n
 }
 
 // observe reads the pods again and returns how many members are down.
@@ -209,7 +240,16 @@ func (w *restartWatch) observe(ctx context.Context) int {
 	Expect(k8sClient.List(ctx, pods, client.InNamespace(w.cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": w.cluster.GetName()})).To(Succeed())
 	byName := map[string]*corev1.Pod{}
 	for i := range pods.Items {
-		byName[pods.Items[i].Name] = &pods.Items[i]
+		p := &pods.Items[i]
+		byName[p.Name] = p
+		if w.runs[p.Name] == nil {
+			w.runs[p.Name] = map[types.UID]*[2]int32{}
+		}
+		if r := w.runs[p.Name][p.UID]; r != nil {
+			r[1] = containerRestarts(p)
+		} else {
+			w.runs[p.Name][p.UID] = &[2]int32{containerRestarts(p), containerRestarts(p)}
+		}
 	}
 	down, unready := 0, 0
 	for o := range w.size {

@@ -526,6 +526,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, SpecPrio
 		scenario := "etcd-upgrade-" + previous + "-to-" + current
 		watch := newRestartWatch(ctx, cluster, 3)
 		traffic := startEtcdTraffic(ctx, cluster, scenario)
+		traffic.watch = watch
 		patchEtcdSpec(ctx, cluster, fmt.Sprintf(`{"spec":{"version":%q}}`, current))
 
 		By("watching the members while they roll from " + previous + " to " + current)
