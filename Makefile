@@ -74,6 +74,8 @@ ETCD_VERSION             := $(call modversion,go.etcd.io/etcd/server/v3,hack/too
 ETCD_PREVIOUS_VERSION    := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/etcd-previous/go.mod)
 HELM_VERSION             := $(call modversion,helm.sh/helm/v3,hack/tools/helm/go.mod)
 CERT_MANAGER_VERSION     := $(call modversion,github.com/cert-manager/cert-manager,hack/tools/cert-manager/go.mod)
+# The S3-compatible object store of the local cluster (make s3-up); Apache-2.0.
+VERSITYGW_VERSION        := $(call modversion,github.com/versity/versitygw,hack/tools/versitygw/go.mod)
 # The NATS server kre-runtime's message-flow e2e runs (its krt-runner's tests run it in process).
 NATS_VERSION             := $(call modversion,github.com/nats-io/nats-server/v2,operators/kre-runtime/go.mod)
 
@@ -87,6 +89,7 @@ OPM            = $(BIN)/opm-$(OPM_VERSION)
 HELM           = $(BIN)/helm-$(HELM_VERSION)
 OLM_BIN        = $(BIN)/olm-$(OLM_VERSION)
 CERT_MANAGER_BIN = $(BIN)/cert-manager-$(CERT_MANAGER_VERSION)
+VERSITYGW      = $(BIN)/versitygw-$(VERSITYGW_VERSION)
 GRPC_HEALTH_PROBE = $(BIN)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 SCORECARD_TEST = $(BIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
@@ -108,6 +111,8 @@ PAUSE_IMAGE    = $(call image,pause):$(IMAGE_TAG)
 # kre-runtime's message flow: NATS (tagged as upstream's image) and our KRT node/entrypoint.
 NATS_IMAGE       = $(call image,nats):$(NATS_VERSION:v%=%)
 KRT_RUNNER_IMAGE = $(call image,krt-runner):$(IMAGE_TAG)
+# The S3-compatible store, tagged as its release.
+S3_IMAGE         = $(call image,versitygw):$(VERSITYGW_VERSION:v%=%)
 # minimart's store page, the container of its chart, tagged as the chart's appVersion.
 MINIMART_CHART     = operators/minimart/helm-charts/minimart
 MINIMART_APP_IMAGE = $(call image,minimart-app):v$(shell awk '/^appVersion:/ { gsub(/"/, "", $$2); print $$2 }' $(MINIMART_CHART)/Chart.yaml)
@@ -351,7 +356,7 @@ catalog-push: catalog-build registry-up ## Push the catalog image to IMAGE_REGIS
 OLM_ENV = KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) OLM_BIN=$(OLM_BIN) OPM=$(OPM) \
 	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE)
 
-.PHONY: olm-up cert-manager-up run-bundle
+.PHONY: olm-up cert-manager-up s3-up run-bundle
 olm-up: $(OLM_BIN)/.built $(LOCALCLUSTER) $(CATALOG_TOOL) $(OPM) ## Install OLM v0 into the local cluster (started when not running) and serve catalog/ as CatalogSource olm/quintet.
 	@$(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1 || $(MAKE) --no-print-directory cluster-up
 	@$(OLM_ENV) hack/olm.sh up
@@ -366,6 +371,16 @@ cert-manager-up: $(CERT_MANAGER_BIN)/.built $(LOCALCLUSTER) ## Install cert-mana
 	@$(KUBECTL) create namespace cert-manager --dry-run=client -o yaml | $(KUBECTL) apply -f - >/dev/null
 	@$(LOCALCLUSTER) start --dir $(LOCAL) --name cert-manager -- $(CERT_MANAGER_BIN)/cert-manager --kubeconfig=$(KUBECONFIG) --enable-certificate-owner-ref
 	@echo "cert-manager $(CERT_MANAGER_VERSION) is running (log: $(LOCAL)/logs/cert-manager.log)"
+
+s3-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Run the S3-compatible store (versitygw, config/s3store) on the local cluster's real node: s3.quintet-s3.svc:9000, root credentials in Secret quintet-s3/versitygw-root.
+	@$(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1 || $(MAKE) --no-print-directory cluster-up
+	@$(KUBECTL) apply -f config/s3store/namespace.yaml >/dev/null
+	@$(KUBECTL) -n quintet-s3 get secret versitygw-root >/dev/null 2>&1 || $(KUBECTL) -n quintet-s3 create secret generic versitygw-root \
+	  --from-literal=access-key=quintet-$$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n') \
+	  --from-literal=secret-key=$$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n') >/dev/null
+	@$(KUBECTL) kustomize config/s3store | sed 's|image: versitygw$$|image: $(S3_IMAGE)|' | $(KUBECTL) apply -f - >/dev/null
+	@$(KUBECTL) -n quintet-s3 rollout status statefulset/versitygw --timeout=3m || { \
+	  $(KUBECTL) -n quintet-s3 describe pods,persistentvolumeclaims; $(KUBECTL) -n quintet-s3 logs statefulset/versitygw --tail=50; exit 1; }
 
 run-bundle: olm-up ## What `operator-sdk run bundle` does, locally: make run-bundle OPERATOR=<name> [NAMESPACE=<ns>].
 	@test -d "operators/$(OPERATOR)" || { echo "set OPERATOR to one of: $(OPERATORS)"; exit 1; }
@@ -409,7 +424,7 @@ E2E_PROCS ?= 3
 e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down (GINKGO_ARGS='--focus=...').
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
 	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
-	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up cert-manager-up docker-push bundle-push catalog-push helm-push; \
+	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up cert-manager-up s3-up docker-push bundle-push catalog-push helm-push; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
 	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v --procs=$(E2E_PROCS) $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
@@ -426,7 +441,7 @@ robustness: tools-test ## The etcd-cluster robustness scenarios on the real node
 	echo "Robustness, one scenario a line:"; cat $(LOCAL)/logs/e2e/robustness/table.txt; exit $$rc
 
 .PHONY: images
-images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(ETCD_CLUSTER_PREVIOUS_MANAGER) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) $(SCORECARD_TEST) node-packages ## Build our images from source (pause, etcd, managers and the previous etcd-cluster release's, e2e agent, NATS and krt-runner, minimart-app, OLM's and operator-sdk's); load them into a running real node.
+images: $(KUBE_BIN)/.built $(VERSITYGW) $(ETCD_PREVIOUS) $(ETCD_CLUSTER_PREVIOUS_MANAGER) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) $(SCORECARD_TEST) node-packages ## Build our images from source (pause, etcd, managers and the previous etcd-cluster release's, e2e agent, NATS and krt-runner, minimart-app, the S3 store, OLM's and operator-sdk's); load them into a running real node.
 	@mkdir -p $(STATIC_DIR)
 	cd hack/images && GOWORK=off go build -o $(STATIC_DIR)/pause ./pause && GOWORK=off go build -o $(STATIC_DIR)/cp ./cp
 	cd e2e && go build -o $(STATIC_DIR)/e2e-agent ./agent
@@ -439,7 +454,7 @@ images: $(KUBE_BIN)/.built $(ETCD_PREVIOUS) $(ETCD_CLUSTER_PREVIOUS_MANAGER) $(I
 	  $(call image,etcd):$(ETCD_PREVIOUS_VERSION)=$(ETCD_PREVIOUS):/usr/local/bin/etcd \
 	  $(call image,e2e-agent):$(IMAGE_TAG)=$(STATIC_DIR)/e2e-agent:/agent \
 	  $(NATS_IMAGE)=$(STATIC_DIR)/nats-server:/nats-server $(KRT_RUNNER_IMAGE)=$(STATIC_DIR)/krt-runner:/krt-runner \
-	  $(MINIMART_APP_IMAGE)=$(STATIC_DIR)/minimart-app:/minimart-app \
+	  $(MINIMART_APP_IMAGE)=$(STATIC_DIR)/minimart-app:/minimart-app $(S3_IMAGE)=$(VERSITYGW):/versitygw \
 	  $(OPM_IMAGE)=$(OPM):/bin/opm $(OLM_UTIL_IMAGE)=$(STATIC_DIR)/cp:/bin/cp,$(OLM_BIN)/cpb:/bin/cpb \
 	  $(foreach op,$(OPERATORS),$(call manager_image,$(op))=$(STATIC_DIR)/$(op)-manager:/manager) \
 	  $(call image,etcd-cluster):v$(ETCD_CLUSTER_PREVIOUS_RELEASE)=$(ETCD_CLUSTER_PREVIOUS_MANAGER):/manager \
@@ -473,7 +488,7 @@ tools: tools-test ## Build every pinned tool into bin/ (a no-op when present).
 # What test, e2e, demo and the benchmarks use: all of them, today.
 tools-test: $(KUBE_BIN)/.built $(HELM) $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
 	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) \
-	$(CERT_MANAGER_BIN)/.built
+	$(CERT_MANAGER_BIN)/.built $(VERSITYGW)
 
 # The control plane, the real node's kubelet, kube-proxy and crictl, etcd and kwok in one
 # `go build`, so they share compilation, and kwok's stages (node and pod lifecycles) from the
@@ -513,6 +528,9 @@ $(ETCD_CLUSTER_PREVIOUS_MANAGER):
 
 $(GRPC_HEALTH_PROBE): hack/tools/grpc-health-probe/go.mod
 	cd hack/tools/grpc-health-probe && GOWORK=off go build -o $@ github.com/grpc-ecosystem/grpc-health-probe
+
+$(VERSITYGW): hack/tools/versitygw/go.mod
+	cd hack/tools/versitygw && GOWORK=off go build -o $@ github.com/versity/versitygw/cmd/versitygw
 
 # CoreDNS serves cluster DNS to the real node's pods.
 $(COREDNS): hack/tools/coredns/go.mod
