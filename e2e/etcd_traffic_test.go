@@ -202,15 +202,16 @@ type restartWatch struct {
 	wasReady            map[string]types.UID // the pods Ready once, by name
 	maxDown, maxUnready int
 	last                *corev1.PodList
-	// runs are the incarnations of each member's pod seen, by name, and the container
-	// restarts of each when first and last seen; before are those seen first.
-	runs   map[string]map[types.UID]*[2]int32
-	before map[types.UID]bool
+	runs                map[string]map[types.UID]*podRun // the incarnations of each member's pod seen, by name
+	before              map[types.UID]bool               // the incarnations seen first
 }
+
+// podRun is one incarnation of a pod: its container restarts when first and last seen.
+type podRun struct{ first, last int32 }
 
 // newRestartWatch reads the member pods before anything restarts.
 func newRestartWatch(ctx context.Context, cluster *unstructured.Unstructured, size int) *restartWatch {
-	w := &restartWatch{cluster: cluster, size: size, wasReady: map[string]types.UID{}, runs: map[string]map[types.UID]*[2]int32{}, before: map[types.UID]bool{}}
+	w := &restartWatch{cluster: cluster, size: size, wasReady: map[string]types.UID{}, runs: map[string]map[types.UID]*podRun{}, before: map[types.UID]bool{}}
 	w.observe(ctx)
 	for _, p := range w.last.Items {
 		w.before[p.UID] = true
@@ -224,11 +225,11 @@ func (w *restartWatch) restarts() int {
 	for _, runs := range w.runs {
 		n += len(runs) - 1
 		for uid, r := range runs {
-			first := r[0]
+			first := r.first
 			if !w.before[uid] { // made since: every restart of it counts
 				first = 0
 			}
-			n += int(r[1] - first)
+			n += int(r.last - first)
 		}
 	}
 	return n
@@ -243,12 +244,12 @@ func (w *restartWatch) observe(ctx context.Context) int {
 		p := &pods.Items[i]
 		byName[p.Name] = p
 		if w.runs[p.Name] == nil {
-			w.runs[p.Name] = map[types.UID]*[2]int32{}
+			w.runs[p.Name] = map[types.UID]*podRun{}
 		}
 		if r := w.runs[p.Name][p.UID]; r != nil {
-			r[1] = containerRestarts(p)
+			r.last = containerRestarts(p)
 		} else {
-			w.runs[p.Name][p.UID] = &[2]int32{containerRestarts(p), containerRestarts(p)}
+			w.runs[p.Name][p.UID] = &podRun{first: containerRestarts(p), last: containerRestarts(p)}
 		}
 	}
 	down, unready := 0, 0
