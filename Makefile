@@ -118,6 +118,8 @@ MINIMART_CHART     = operators/minimart/helm-charts/minimart
 MINIMART_APP_IMAGE = $(call image,minimart-app):v$(shell awk '/^appVersion:/ { gsub(/"/, "", $$2); print $$2 }' $(MINIMART_CHART)/Chart.yaml)
 # envtest finds kube-apiserver and etcd here; no setup-envtest downloads.
 export KUBEBUILDER_ASSETS := $(KUBE_BIN)
+# etcd-cluster's backup tests store to a real S3 server on loopback.
+export QUINTET_VERSITYGW := $(VERSITYGW)
 
 KUBE_COMMANDS := kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy
 KUBE_LDFLAGS  := -s -w \
@@ -166,6 +168,9 @@ test-hack-localcluster: node-packages
 .PHONY: node-packages
 node-packages: $(LOCALCLUSTER)
 	@$(LOCALCLUSTER) install-packages --real-node $(REAL_NODE)
+
+# etcd-cluster's backup tests run versitygw.
+test-etcd-cluster: $(VERSITYGW)
 
 # hack/bundle's chart tests render the charts with the helm CLI.
 test-hack-bundle: $(HELM)
@@ -372,7 +377,7 @@ cert-manager-up: $(CERT_MANAGER_BIN)/.built $(LOCALCLUSTER) ## Install cert-mana
 	@$(LOCALCLUSTER) start --dir $(LOCAL) --name cert-manager -- $(CERT_MANAGER_BIN)/cert-manager --kubeconfig=$(KUBECONFIG) --enable-certificate-owner-ref
 	@echo "cert-manager $(CERT_MANAGER_VERSION) is running (log: $(LOCAL)/logs/cert-manager.log)"
 
-s3-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Run the S3-compatible store (versitygw, config/s3store) on the local cluster's real node: s3.quintet-s3.svc:9000, root credentials in Secret quintet-s3/versitygw-root.
+s3-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Run the S3-compatible store (versitygw, config/s3store) on the local cluster's real node: s3.quintet-s3.svc:9000, root credentials in Secret quintet-s3/versitygw-root; bucket etcd-backups.
 	@$(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1 || $(MAKE) --no-print-directory cluster-up
 	@$(KUBECTL) apply -f config/s3store/namespace.yaml >/dev/null
 	@$(KUBECTL) -n quintet-s3 get secret versitygw-root >/dev/null 2>&1 || $(KUBECTL) -n quintet-s3 create secret generic versitygw-root \
@@ -381,6 +386,7 @@ s3-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Run the S3-compatible store (versit
 	@$(KUBECTL) kustomize config/s3store | sed 's|image: versitygw$$|image: $(S3_IMAGE)|' | $(KUBECTL) apply -f - >/dev/null
 	@$(KUBECTL) -n quintet-s3 rollout status statefulset/versitygw --timeout=3m || { \
 	  $(KUBECTL) -n quintet-s3 describe pods,persistentvolumeclaims; $(KUBECTL) -n quintet-s3 logs statefulset/versitygw --tail=50; exit 1; }
+	@KUBECTL=$(KUBECTL) hack/s3.sh bucket etcd-backups
 
 run-bundle: olm-up ## What `operator-sdk run bundle` does, locally: make run-bundle OPERATOR=<name> [NAMESPACE=<ns>].
 	@test -d "operators/$(OPERATOR)" || { echo "set OPERATOR to one of: $(OPERATORS)"; exit 1; }

@@ -416,6 +416,15 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		}
 	})
 
+	It("backs up a TLS cluster with the CoreOS EtcdBackup to the S3 store: from a follower, its SHA-256 checked, every key in it", func(ctx SpecContext) {
+		cluster := tlsClusters.managed
+		bucket, store := newBackupBucket(ctx, cluster.GetNamespace())
+		written := writeBackupKeys(ctx, etcdTLSClient(ctx, cluster, etcdClientTLS(ctx, cluster)), "/backup/")
+		backup := etcdBackup(cluster, bucket, "managed/etcd.db")
+		Expect(k8sClient.Create(ctx, backup)).To(Succeed())
+		expectBackupOf(ctx, cluster, backup, store, bucket, "managed/etcd.db", written, "/backup/")
+	})
+
 	It("restarts members one at a time onto renewed static certificates, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {
 		cluster := tlsClusters.static
 		expectRollingRotation(ctx, cluster, version, "static-certificates-renewed", 1, func() {

@@ -170,9 +170,13 @@ func renderKustomization(ctx context.Context, dir string) []*unstructured.Unstru
 // on the real node (config/demo/etcd-real-node).
 func createDemoEtcdCluster(ctx context.Context, namespace string) *unstructured.Unstructured {
 	By("creating the tutorial's EtcdCluster as make demo runs it on the real node (config/demo/etcd-real-node)")
-	objects := renderKustomization(ctx, "config/demo/etcd-real-node")
-	Expect(objects).To(HaveLen(1))
-	cluster := objects[0]
+	var cluster *unstructured.Unstructured
+	for _, o := range renderKustomization(ctx, "config/demo/etcd-real-node") {
+		if o.GetKind() == "EtcdCluster" { // beside it, the EtcdBackup sample
+			cluster = o
+		}
+	}
+	Expect(cluster).NotTo(BeNil())
 	cluster.SetNamespace(namespace)
 	// The etcd image `make images` built, under the prefix this run's images carry.
 	Expect(unstructured.SetNestedField(cluster.Object, requiredEnv("E2E_IMAGES")+"/etcd", "spec", "repository")).To(Succeed())

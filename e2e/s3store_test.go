@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"crypto/md5" //nolint:gosec // S3's ETag of a single-part object is its MD5
 	"crypto/rand"
 	"encoding/hex"
@@ -27,12 +28,7 @@ import (
 var _ = Describe("The local cluster's S3 store", func() {
 	It("keeps and serves objects for its root credentials, checks them on every request, and refuses others", func(ctx SpecContext) {
 		requireRealNode(ctx)
-		svc := &corev1.Service{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "quintet-s3", Name: "s3"}, svc)).To(Succeed())
-		endpoint := fmt.Sprintf("http://%s:9000", svc.Spec.ClusterIP)
-		root := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "quintet-s3", Name: "versitygw-root"}, root)).To(Succeed())
-		access, secret := string(root.Data["access-key"]), string(root.Data["secret-key"])
+		endpoint, access, secret := localS3(ctx)
 		Expect(access).NotTo(BeEmpty())
 		Expect(secret).To(HaveLen(48), "make s3-up generates a 24-byte secret")
 		store := s3Client(endpoint, access, secret)
@@ -85,6 +81,16 @@ var _ = Describe("The local cluster's S3 store", func() {
 		Expect(errors.As(err, &missing)).To(BeFalse(), "the request is refused before the key is looked up")
 	})
 })
+
+// localS3 is the address of the store make s3-up runs, as this host reaches it (its
+// Service's ClusterIP), and its root credentials.
+func localS3(ctx context.Context) (endpoint, access, secret string) {
+	svc := &corev1.Service{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "quintet-s3", Name: "s3"}, svc)).To(Succeed())
+	root := &corev1.Secret{}
+	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: "quintet-s3", Name: "versitygw-root"}, root)).To(Succeed())
+	return fmt.Sprintf("http://%s:9000", svc.Spec.ClusterIP), string(root.Data["access-key"]), string(root.Data["secret-key"])
+}
 
 // s3Client reaches endpoint path-style, signing with SigV4 for these credentials.
 func s3Client(endpoint, access, secret string) *s3.Client {

@@ -3,7 +3,8 @@
 # until each sample is Ready and print a table. With the real node, each operator is deployed
 # as a platform team would (config/default: namespace, RBAC, Deployment with the image `make
 # images` built) and its manager runs in a pod there, the tutorial's EtcdCluster runs three
-# real etcd members there (config/demo/etcd-real-node), and KRE's Runtime runs NATS and the
+# real etcd members there (config/demo/etcd-real-node), backed up hourly to the local S3 store,
+# and KRE's Runtime runs NATS and the
 # sample RuntimeVersion's workflow there, answering a request (config/demo/kre-real-node), and
 # the Minimart's store page runs there, answering on its NodePort (config/demo/minimart-real-node);
 # without it, managers run as local processes and those pods sit on kwok nodes, where nothing runs.
@@ -72,6 +73,20 @@ samples() {
   esac
 }
 
+# backup_store readies the store of etcd-cluster's EtcdBackup sample: with the real node,
+# the local cluster's S3 store and its bucket etcd-backups (make s3-up), and the sample's
+# awsSecret holding its credentials; without it no store runs, and the sample's cluster on
+# kwok nodes cannot be reached anyway: the Secret holds credentials of no store.
+backup_store() {
+  if [ -n "$real_node" ]; then
+    make --no-print-directory s3-up
+    KUBECTL=$KUBECTL hack/s3.sh aws-secret "$NS" etcd-backup-aws
+  else
+    printf '[default]\naws_access_key_id = none\naws_secret_access_key = none\n' |
+      k -n "$NS" create secret generic etcd-backup-aws --from-file=credentials=/dev/stdin --dry-run=client -o yaml | k apply -f - >/dev/null
+  fi
+}
+
 # Every sample object, plus the smoke Deployment, as kind/name; on_real_node lists those whose
 # pods run on the real node.
 objects=(deployment.apps/demo-smoke)
@@ -88,6 +103,7 @@ for op in ${OPERATORS:-}; do
     k apply --server-side -f config/demo/ptemplate-kmm/node.yaml >/dev/null
     echo "KMM is not installed here: applied a stand-in Module CRD and node ptemplate-worker, labelled as KMM labels nodes with the module loaded"
   fi
+  [ "$op" = etcd-cluster ] && backup_store
   dir=$(samples "$op")
   k apply -n "$NS" -k "$dir" >/dev/null
   echo "Applied the samples of $dir"
@@ -99,7 +115,7 @@ done
 
 # Reasons a sample cannot be Ready on kwok nodes, where containers do not run: its status
 # says so, and the demo accepts that truth instead of waiting for what cannot happen.
-UNREADY_ON_KWOK="MembersUnreachable"
+UNREADY_ON_KWOK="MembersUnreachable ClusterUnreachable"
 
 # wait_ready OBJECT CONDITION [REASONS]: wait until the condition is True, or its reason is
 # one of REASONS.

@@ -14,6 +14,7 @@ import (
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/config/crd"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdbackup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdcluster"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/upgradeable"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
@@ -70,6 +71,16 @@ func (o options) setup(mgr ctrl.Manager) error {
 		DialTimeout:    o.dialTimeout,
 		RequestTimeout: o.requestTimeout,
 		ProxyEnv:       proxy.ReadProxyVarsFromEnv(),
+	}).SetupWithManager(mgr)
+	if err != nil {
+		return err
+	}
+	err = (&etcdbackup.Reconciler{
+		Client:      client.WithFieldOwner(mgr.GetClient(), o.name()),
+		APIReader:   mgr.GetAPIReader(),
+		Recorder:    mgr.GetEventRecorder("etcdbackup-controller"),
+		ClusterWide: o.clusterWide,
+		DialTimeout: o.dialTimeout,
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return err

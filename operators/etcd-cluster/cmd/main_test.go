@@ -10,5 +10,5 @@ import (
 // Without OLM's OPERATOR_CONDITION_NAME, the Upgradeable controller is not added.
 func TestEveryControllerRunsTheWorkersTheFlagSays(t *testing.T) {
 	o := options{}
-	managertest.ExpectWorkers(t, "../config/crd/bases", o.name(), newScheme(), o.setup, []string{"etcdcluster"}, etcdcluster.CacheOptions)
+	managertest.ExpectWorkers(t, "../config/crd/bases", o.name(), newScheme(), o.setup, []string{"etcdbackup", "etcdcluster"}, etcdcluster.CacheOptions)
 }

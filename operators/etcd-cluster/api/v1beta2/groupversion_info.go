@@ -22,7 +22,7 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &EtcdCluster{}, &EtcdClusterList{})
+	scheme.AddKnownTypes(GroupVersion, &EtcdCluster{}, &EtcdClusterList{}, &EtcdBackup{}, &EtcdBackupList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

@@ -1,0 +1,178 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	. "github.com/onsi/ginkgo/v2" //nolint:revive // ginkgo's DSL
+	. "github.com/onsi/gomega"    //nolint:revive // gomega's DSL
+	bolt "go.etcd.io/bbolt"
+	"go.etcd.io/etcd/api/v3/mvccpb"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// The EtcdBackups of the e2e suite go to the local cluster's S3 store (make s3-up), through
+// its Service's DNS name as the operator's pods reach it.
+const inClusterS3 = "http://s3.quintet-s3.svc:9000"
+
+// newBackupBucket makes a bucket in the local store for one spec, and the CoreOS-style
+// awsSecret "aws" in ns with the store's root credentials; it returns the bucket and a
+// client of the store.
+func newBackupBucket(ctx context.Context, ns string) (string, *s3.Client) {
+	endpoint, access, secret := localS3(ctx)
+	store := s3Client(endpoint, access, secret)
+	bucket := "e2e-backups-" + randomHex(4)
+	_, err := store.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &bucket})
+	Expect(err).NotTo(HaveOccurred())
+	writeSecret(ctx, ns, "aws", map[string][]byte{
+		"credentials": fmt.Appendf(nil, "[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n", access, secret),
+	})
+	return bucket, store
+}
+
+// etcdBackup is an EtcdBackup of cluster to bucket/key with the awsSecret "aws", once.
+func etcdBackup(cluster *unstructured.Unstructured, bucket, key string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdBackup",
+		"metadata": map[string]any{"name": cluster.GetName() + "-backup", "namespace": cluster.GetNamespace()},
+		"spec": map[string]any{
+			"clusterName": cluster.GetName(), "storageType": "S3",
+			"s3": map[string]any{"path": bucket + "/" + key, "awsSecret": "aws", "endpoint": inClusterS3, "forcePathStyle": true},
+		},
+	}}
+}
+
+// writeBackupKeys writes a 1 MiB value and 2000 small ones under prefix, and returns what it
+// wrote.
+func writeBackupKeys(ctx context.Context, c *clientv3.Client, prefix string) map[string][]byte {
+	written := map[string][]byte{prefix + "big": bytes.Repeat([]byte("0123456789abcdef"), 1<<16)}
+	for i := range 2000 {
+		written[fmt.Sprintf("%ssmall-%04d", prefix, i)] = fmt.Appendf(nil, "value %d", i)
+	}
+	for k, v := range written {
+		_, err := c.Put(ctx, k, string(v))
+		Expect(err).NotTo(HaveOccurred())
+	}
+	return written
+}
+
+// readObject reads bucket/key from the store.
+func readObject(ctx context.Context, store *s3.Client, bucket, key string) []byte {
+	out, err := store.GetObject(ctx, &s3.GetObjectInput{Bucket: &bucket, Key: &key})
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = out.Body.Close() }()
+	b, err := io.ReadAll(out.Body)
+	Expect(err).NotTo(HaveOccurred())
+	return b
+}
+
+// snapshotKeys opens a snapshot as etcd stores it (a bbolt database followed by its
+// SHA-256) and returns the latest value of each key under prefix, from its MVCC history,
+// and the highest revision in it.
+func snapshotKeys(snapshot []byte, prefix string) (map[string][]byte, int64) {
+	db := snapshot[:len(snapshot)-sha256.Size]
+	path := filepath.Join(GinkgoT().TempDir(), "snapshot.db")
+	Expect(os.WriteFile(path, db, 0o600)).To(Succeed())
+	b, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = b.Close() }()
+	keys := map[string][]byte{}
+	var revision int64
+	Expect(b.View(func(tx *bolt.Tx) error {
+		bucket := tx.Bucket([]byte("key"))
+		if bucket == nil {
+			return fmt.Errorf("no bucket key: not an etcd database")
+		}
+		// Keys are revisions (8 bytes main, "_", 8 bytes sub, "t" on a deletion), in order.
+		return bucket.ForEach(func(rev, value []byte) error {
+			revision = max(revision, int64(binary.BigEndian.Uint64(rev[:8]))) //nolint:gosec // a revision
+			var kv mvccpb.KeyValue
+			if err := proto.Unmarshal(value, &kv); err != nil {
+				return err
+			}
+			if !strings.HasPrefix(string(kv.Key), prefix) {
+				return nil
+			}
+			if len(rev) == 18 && rev[17] == 't' {
+				delete(keys, string(kv.Key))
+			} else {
+				keys[string(kv.Key)] = kv.Value
+			}
+			return nil
+		})
+	})).To(Succeed())
+	return keys, revision
+}
+
+// backupStatus is the part of an EtcdBackup's status these specs read.
+type backupStatus struct {
+	etcdStatus // its conditions
+	LastBackup struct {
+		Path         string `json:"path"`
+		Member       string `json:"member"`
+		EtcdRevision int64  `json:"etcdRevision"`
+		Size         int64  `json:"size"`
+		SHA256       string `json:"sha256"`
+	} `json:"lastBackup"`
+}
+
+func getBackupStatus(ctx context.Context, g Gomega, b *unstructured.Unstructured) backupStatus {
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
+	raw, err := json.Marshal(b.Object["status"])
+	g.Expect(err).NotTo(HaveOccurred())
+	var s backupStatus
+	g.Expect(json.Unmarshal(raw, &s)).To(Succeed())
+	return s
+}
+
+// expectBackupOf checks a one-shot backup of cluster: Ready, from a follower, its object
+// etcd's snapshot with a matching SHA-256, holding every key written before it.
+func expectBackupOf(ctx context.Context, cluster, backup *unstructured.Unstructured, store *s3.Client, bucket, key string, written map[string][]byte, prefix string) {
+	var st backupStatus
+	Eventually(func(g Gomega) {
+		st = getBackupStatus(ctx, g, backup)
+		g.Expect(st.condition("Ready")).To(Equal("True"), "Ready: %s %s", st.reason("Ready"), st.message("Ready"))
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+	last := st.LastBackup
+	By(fmt.Sprintf("backed up revision %d of %s: %d bytes, sha256 %s", last.EtcdRevision, last.Member, last.Size, last.SHA256))
+	Expect(last.Path).To(Equal(bucket + "/" + key))
+
+	s := getEtcdStatus(ctx, Default, cluster)
+	var member string
+	for _, m := range s.Members {
+		if m.Name == last.Member {
+			member = m.ID
+		}
+	}
+	Expect(member).NotTo(BeEmpty(), "the backup names a member of the cluster")
+	Expect(member).NotTo(Equal(s.LeaderID), "the snapshot comes from a follower: the leader keeps serving")
+
+	snapshot := readObject(ctx, store, bucket, key)
+	Expect(int64(len(snapshot))).To(Equal(last.Size))
+	sum := sha256.Sum256(snapshot[:len(snapshot)-sha256.Size])
+	Expect(hex.EncodeToString(snapshot[len(snapshot)-sha256.Size:])).To(Equal(last.SHA256), "status.lastBackup.sha256 is what etcd appended")
+	Expect(hex.EncodeToString(sum[:])).To(Equal(last.SHA256), "and it is the database's")
+
+	keys, revision := snapshotKeys(snapshot, prefix)
+	Expect(revision).To(BeNumerically(">=", last.EtcdRevision))
+	Expect(keys).To(HaveLen(len(written)))
+	for k, v := range written {
+		Expect(bytes.Equal(keys[k], v)).To(BeTrue(), "key %s in the snapshot", k)
+	}
+}

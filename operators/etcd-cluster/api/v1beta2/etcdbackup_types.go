@@ -1,0 +1,265 @@
+package v1beta2
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BackupStorageType is where a backup goes.
+// +kubebuilder:validation:Enum=S3
+type BackupStorageType string
+
+// The backup storage types.
+const (
+	// BackupStorageTypeS3 is an S3-compatible object store.
+	BackupStorageTypeS3 BackupStorageType = "S3"
+)
+
+// EtcdBackupSpec is what to back up, where, and how often. The fields the CoreOS etcd
+// operator's EtcdBackup has keep their names and meaning, so its manifests work unchanged.
+// +kubebuilder:validation:XValidation:rule="has(self.clusterName) != has(self.etcdEndpoints)",message="set exactly one of clusterName (an EtcdCluster in this namespace) and etcdEndpoints (another cluster's client URLs)"
+// +kubebuilder:validation:XValidation:rule="!has(self.clientTLSSecret) || has(self.etcdEndpoints)",message="clientTLSSecret is for etcdEndpoints: with clusterName the operator uses the cluster's own client certificate"
+// +kubebuilder:validation:XValidation:rule="self.storageType != 'S3' || has(self.s3)",message="storageType S3 needs the s3 section: path, awsSecret and (for a store other than AWS) endpoint"
+type EtcdBackupSpec struct {
+	// clusterName is an EtcdCluster in this namespace; over TLS, the operator uses the
+	// cluster's own client certificate.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	ClusterName string `json:"clusterName,omitempty"`
+
+	// etcdEndpoints are the client URLs of a cluster the operator does not run (as in the
+	// CoreOS operator). The snapshot is taken from one of its members.
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=9
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.all(e, e.startsWith('http://') || e.startsWith('https://'))",message="each etcdEndpoints entry is a client URL such as https://etcd-0.etcd.default.svc:2379"
+	// +optional
+	EtcdEndpoints []string `json:"etcdEndpoints,omitempty"`
+
+	// clientTLSSecret holds the client certificate for https etcdEndpoints, with the
+	// CoreOS operator's keys: etcd-client.crt, etcd-client.key and etcd-client-ca.crt.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ClientTLSSecret string `json:"clientTLSSecret,omitempty"`
+
+	// storageType is where backups go: S3, an S3-compatible object store.
+	// +required
+	StorageType BackupStorageType `json:"storageType"`
+
+	// s3 is the object store, with storageType S3.
+	// +optional
+	S3 *S3BackupSource `json:"s3,omitempty"`
+
+	// backupPolicy: when, for how long and how many. Without an interval or a schedule the
+	// backup is taken once.
+	// +optional
+	BackupPolicy *BackupPolicy `json:"backupPolicy,omitempty"`
+}
+
+// S3BackupSource is a place in an S3-compatible object store.
+type S3BackupSource struct {
+	// path is "<bucket>/<key>". A one-shot backup is written to exactly that key; each
+	// periodic backup to "<key>_v<revision>_<time>", as the CoreOS operator names them.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/[^/].*$')",message="path must be <bucket>/<key>: a bucket name (3-63 lowercase letters, digits, dots or hyphens), a slash and a key"
+	// +required
+	Path string `json:"path"`
+
+	// awsSecret is a Secret in this namespace with the CoreOS operator's keys: credentials
+	// (an AWS shared credentials file, profile default) and, optionally, config (an AWS
+	// config file, for the region).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	AWSSecret string `json:"awsSecret"`
+
+	// endpoint of an S3-compatible store, such as http://s3.quintet-s3.svc:9000; AWS when
+	// unset.
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="endpoint is a URL such as https://s3.example.com"
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+
+	// forcePathStyle addresses objects as <endpoint>/<bucket>/<key> instead of
+	// <bucket>.<endpoint>/<key>: most S3-compatible stores need it.
+	// +optional
+	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
+}
+
+// BackupPolicy is when backups are taken and how many are kept.
+// +kubebuilder:validation:XValidation:rule="!(has(self.backupIntervalInSecond) && has(self.schedule))",message="set backupIntervalInSecond or schedule, not both"
+// +kubebuilder:validation:XValidation:rule="(!has(self.maxBackups) && !has(self.maxAge)) || has(self.backupIntervalInSecond) || has(self.schedule)",message="maxBackups and maxAge prune periodic backups: set backupIntervalInSecond or schedule too"
+type BackupPolicy struct {
+	// timeoutInSecond bounds one backup, from connecting to the member to the last byte
+	// stored. 300 when unset.
+	// +kubebuilder:validation:Minimum=10
+	// +kubebuilder:validation:Maximum=86400
+	// +optional
+	TimeoutInSecond int64 `json:"timeoutInSecond,omitempty"`
+
+	// backupIntervalInSecond takes a backup this long after the start of the last one.
+	// +kubebuilder:validation:Minimum=5
+	// +optional
+	BackupIntervalInSecond int64 `json:"backupIntervalInSecond,omitempty"`
+
+	// schedule takes backups at the times of a cron expression, in UTC: five fields
+	// (minute hour day-of-month month day-of-week) or a descriptor such as @hourly.
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('@') || self.split(' ').filter(f, f != '').size() == 5",message="schedule is a cron expression of five fields, such as \"0 */6 * * *\", or a descriptor such as @daily"
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+
+	// maxBackups keeps this many periodic backups, the newest; older ones are deleted from
+	// the store after each successful backup. All are kept when unset.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxBackups int `json:"maxBackups,omitempty"`
+
+	// maxAge deletes periodic backups older than this after each successful backup; the
+	// newest is always kept.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m')",message="maxAge must be at least 1m"
+	// +optional
+	MaxAge *metav1.Duration `json:"maxAge,omitempty"`
+}
+
+// BackupRecord is one backup taken.
+type BackupRecord struct {
+	// path of the backup in the store: "<bucket>/<key>".
+	Path string `json:"path"`
+	// member the snapshot was taken from.
+	// +optional
+	Member string `json:"member,omitempty"`
+	// etcdRevision: every write up to this revision is in the backup (the member's revision
+	// when the snapshot began).
+	EtcdRevision int64 `json:"etcdRevision"`
+	// etcdVersion of the member that took it (etcd 3.6 and later report it).
+	// +optional
+	EtcdVersion string `json:"etcdVersion,omitempty"`
+	// size in bytes, as stored (the database and etcd's 32-byte SHA-256 of it).
+	Size int64 `json:"size"`
+	// sha256 of the database, in hexadecimal: what etcd appends to the snapshot, and what
+	// `etcdutl snapshot restore` checks. The operator checked it before counting the backup.
+	SHA256 string `json:"sha256"`
+	// startTime of the backup.
+	StartTime metav1.Time `json:"startTime"`
+	// duration from connecting to the member to the object stored.
+	Duration metav1.Duration `json:"duration"`
+}
+
+// BackupFailure is the last backup that failed.
+type BackupFailure struct {
+	// time it failed.
+	Time metav1.Time `json:"time"`
+	// reason is the Degraded condition's: which part failed.
+	Reason string `json:"reason"`
+	// message says why.
+	Message string `json:"message"`
+	// consecutive failures since the last success; the next attempt waits longer after each.
+	Consecutive int32 `json:"consecutive"`
+}
+
+// EtcdBackupStatus is what the backups did. succeeded, reason, etcdVersion, etcdRevision
+// and lastSuccessDate are the CoreOS operator's.
+type EtcdBackupStatus struct {
+	// observedGeneration is the generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// succeeded is true when the last backup succeeded.
+	// +optional
+	Succeeded bool `json:"succeeded"`
+	// reason the last backup failed.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// etcdVersion of the last successful backup.
+	// +optional
+	EtcdVersion string `json:"etcdVersion,omitempty"`
+	// etcdRevision of the last successful backup.
+	// +optional
+	EtcdRevision int64 `json:"etcdRevision,omitempty"`
+	// lastSuccessDate is when the last successful backup was taken.
+	// +optional
+	LastSuccessDate *metav1.Time `json:"lastSuccessDate,omitempty"`
+	// lastBackup is the last successful backup.
+	// +optional
+	LastBackup *BackupRecord `json:"lastBackup,omitempty"`
+	// lastFailure is the last failed backup, while no backup succeeded after it.
+	// +optional
+	LastFailure *BackupFailure `json:"lastFailure,omitempty"`
+	// nextBackupTime is when the next backup is due (periodic backups).
+	// +optional
+	NextBackupTime *metav1.Time `json:"nextBackupTime,omitempty"`
+	// conditions: Ready, Progressing, Degraded.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// EtcdBackup takes snapshots of an etcd cluster into an object store: once, or periodically
+// with retention. Each snapshot's SHA-256 is checked before it counts; a failed backup never
+// replaces or prunes a good one.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=quintet
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.clusterName`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Last Success",type=date,JSONPath=`.status.lastSuccessDate`
+// +kubebuilder:printcolumn:name="Revision",type=integer,JSONPath=`.status.etcdRevision`,priority=1
+// +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.status.lastBackup.path`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type EtcdBackup struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what to back up, where and when.
+	// +required
+	Spec EtcdBackupSpec `json:"spec"`
+
+	// status is what the backups did.
+	// +optional
+	Status EtcdBackupStatus `json:"status,omitempty"`
+}
+
+// EtcdBackupList is a list of EtcdBackups.
+// +kubebuilder:object:root=true
+type EtcdBackupList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []EtcdBackup `json:"items"`
+}
+
+// GetConditions returns the status conditions.
+func (b *EtcdBackup) GetConditions() []metav1.Condition { return b.Status.Conditions }
+
+// SetConditions replaces the status conditions.
+func (b *EtcdBackup) SetConditions(conds []metav1.Condition) { b.Status.Conditions = conds }
+
+// Condition reasons of an EtcdBackup, besides the shared ones. Ready is True once a backup
+// succeeded and the last attempt did not fail; Degraded is True when the last attempt failed.
+const (
+	// ReasonBackupSucceeded: the last backup succeeded (Ready).
+	ReasonBackupSucceeded = "BackupSucceeded"
+	// ReasonBackupPending: no backup has been taken yet (Ready False).
+	ReasonBackupPending = "BackupPending"
+	// ReasonBackingUp: a backup is under way (Progressing).
+	ReasonBackingUp = "BackingUp"
+	// ReasonWaitingForCluster: the first backup waits for its new EtcdCluster to become
+	// Available (Progressing); later, an unavailable cluster fails a backup.
+	ReasonWaitingForCluster = "WaitingForCluster"
+	// ReasonClusterNotFound: spec.clusterName names no EtcdCluster here.
+	ReasonClusterNotFound = "ClusterNotFound"
+	// ReasonClusterUnreachable: no member answered, or none could stream a snapshot.
+	ReasonClusterUnreachable = "ClusterUnreachable"
+	// ReasonCredentialsInvalid: the awsSecret or clientTLSSecret is missing or unusable,
+	// or the store refused the credentials.
+	ReasonCredentialsInvalid = "CredentialsInvalid"
+	// ReasonStoreFailed: the object store refused or failed the upload (no such bucket,
+	// no answer, out of space).
+	ReasonStoreFailed = "StoreFailed"
+	// ReasonSnapshotCorrupt: the snapshot's SHA-256 did not match what etcd sent with it;
+	// nothing was stored.
+	ReasonSnapshotCorrupt = "SnapshotCorrupt"
+	// ReasonScheduleInvalid: spec.backupPolicy.schedule is not a cron expression.
+	ReasonScheduleInvalid = "ScheduleInvalid"
+)

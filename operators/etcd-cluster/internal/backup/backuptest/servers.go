@@ -1,0 +1,196 @@
+// Package backuptest runs the real servers backups are tested against, on loopback: an etcd
+// member (the control plane's etcd, from bin/) and an S3 store (versitygw, built from source
+// into bin/ by make, named by $QUINTET_VERSITYGW).
+package backuptest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/shared/testenv"
+)
+
+// VersityGWEnv names the versitygw binary; make test sets it.
+const VersityGWEnv = "QUINTET_VERSITYGW"
+
+// Server is a process serving on loopback.
+type Server struct {
+	URL  string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when it exited, with exit
+	exit error
+}
+
+// Stop kills the process and waits for it.
+func (s *Server) Stop() {
+	_ = s.cmd.Process.Kill()
+	<-s.done
+}
+
+// S3 is a running versitygw, with its root credentials.
+type S3 struct {
+	*Server
+	AccessKey, SecretKey string
+}
+
+// StartS3 runs versitygw's POSIX backend on a folder under dir.
+func StartS3(dir string) (*S3, error) {
+	bin := os.Getenv(VersityGWEnv)
+	if bin == "" {
+		return nil, fmt.Errorf("$%s is unset: run the tests with `make test-etcd-cluster`, which builds versitygw from source and sets it", VersityGWEnv)
+	}
+	data, meta := filepath.Join(dir, "s3-data"), filepath.Join(dir, "s3-meta")
+	for _, d := range []string{data, meta} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return nil, err
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	s := &S3{AccessKey: "backuptest", SecretKey: "backuptest-secret-key"}
+	cmd := exec.Command(bin, "--port", addr, "--health", "/health", "posix", "--sidecar", meta, data) //nolint:gosec // the binary make built
+	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.AccessKey, "ROOT_SECRET_ACCESS_KEY="+s.SecretKey)
+	s.Server, err = start(cmd, "http://"+addr, filepath.Join(dir, "versitygw.log"))
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// StartAll runs a store with bucket made and an etcd member, their data in a new temporary
+// folder; stop ends both and removes the folder.
+func StartAll(bucket string) (store *S3, member *Server, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "backuptest-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var stops []func()
+	stop = func() {
+		for _, s := range stops {
+			s()
+		}
+		_ = os.RemoveAll(dir)
+	}
+	if store, err = StartS3(dir); err == nil {
+		stops = append(stops, store.Stop)
+		member, err = StartEtcd(dir)
+	}
+	if err == nil {
+		stops = append(stops, member.Stop)
+		err = store.CreateBucket(context.Background(), bucket)
+	}
+	if err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	return store, member, stop, nil
+}
+
+// Source is an s3 section for bucket/key in this store, with path-style addressing.
+func (s *S3) Source(path, awsSecret string) *v1beta2.S3BackupSource {
+	return &v1beta2.S3BackupSource{Path: path, AWSSecret: awsSecret, Endpoint: s.URL, ForcePathStyle: true}
+}
+
+// CredentialsFile is an AWS shared credentials file with the given keys, as the CoreOS
+// operator's awsSecret holds it.
+func CredentialsFile(accessKey, secretKey string) []byte {
+	return []byte(fmt.Sprintf("[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n", accessKey, secretKey))
+}
+
+// CreateBucket makes a bucket with the root credentials.
+func (s *S3) CreateBucket(ctx context.Context, name string) error {
+	client := s3.New(s3.Options{Region: "us-east-1", BaseEndpoint: aws.String(s.URL), UsePathStyle: true,
+		Credentials: credentials.NewStaticCredentialsProvider(s.AccessKey, s.SecretKey, "")})
+	_, err := client.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)})
+	return err
+}
+
+// StartEtcd runs a one-member etcd cluster with its data under dir.
+func StartEtcd(dir string) (*Server, error) {
+	assets, err := testenv.AssetsDir(".")
+	if err != nil {
+		return nil, err
+	}
+	client, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	peer, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	clientURL := fmt.Sprintf("http://127.0.0.1:%d", client)
+	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer)
+	cmd := exec.Command(filepath.Join(assets, "etcd"), "--name", "backuptest", "--data-dir", filepath.Join(dir, "etcd"), //nolint:gosec // bin/'s etcd
+		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "backuptest="+peerURL, "--quota-backend-bytes", strconv.Itoa(512<<20))
+	return start(cmd, clientURL, filepath.Join(dir, "etcd.log"))
+}
+
+// start runs cmd, logging to logPath, and waits until url/health answers 200.
+func start(cmd *exec.Cmd, url, logPath string) (*Server, error) {
+	log, err := os.Create(logPath) //nolint:gosec // the test's own folder
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		return nil, errors.Join(err, log.Close())
+	}
+	s := &Server{URL: url, cmd: cmd, done: make(chan struct{})}
+	go func() { s.exit = cmd.Wait(); _ = log.Close(); close(s.done) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		if healthy(ctx, url+"/health") {
+			return s, nil
+		}
+		select {
+		case <-s.done:
+			return nil, fmt.Errorf("%s exited (%v): see %s", cmd.Path, s.exit, logPath)
+		case <-ctx.Done():
+			s.Stop()
+			return nil, fmt.Errorf("%s did not answer %s/health in 30s: see %s", cmd.Path, url, logPath)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func healthy(ctx context.Context, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,110 @@
+// Package backup takes snapshots of etcd clusters into an object store: from a follower when
+// there is one, streamed in parts so memory stays flat, and counted only once the SHA-256
+// etcd sends with the database matches it. It also says when backups are due and which
+// retention deletes.
+package backup
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
+)
+
+// Target is a cluster to back up: client URLs that reach it and how to talk to it.
+type Target struct {
+	Endpoints   []string
+	TLS         *tls.Config // nil for plain HTTP
+	DialTimeout time.Duration
+}
+
+// Take streams a snapshot of one of target's members to store, under the key keyFor gives
+// for the snapshot's revision, and returns what it stored; the snapshot counts only if its
+// SHA-256 checks out, else nothing is stored.
+func Take(ctx context.Context, target Target, store *Store, keyFor func(revision int64) string) (v1beta2.BackupRecord, error) {
+	start := time.Now()
+	m, err := pickMember(ctx, target)
+	if err != nil {
+		return v1beta2.BackupRecord{}, err
+	}
+	snap, err := etcd.OpenSnapshot(ctx, target.DialTimeout, target.TLS, m.url)
+	if err != nil {
+		return v1beta2.BackupRecord{}, err
+	}
+	defer func() { _ = snap.Close() }()
+	key := keyFor(snap.Revision)
+	var sum string
+	size, err := store.Put(ctx, key, snap, func() error {
+		var err error
+		if sum, _, err = snap.Verify(); err != nil {
+			return &Error{Reason: v1beta2.ReasonSnapshotCorrupt, Err: fmt.Errorf("the snapshot of %s was not stored: %w", m.name, err)}
+		}
+		return nil
+	})
+	if err != nil {
+		return v1beta2.BackupRecord{}, err
+	}
+	return v1beta2.BackupRecord{
+		Path: store.bucket + "/" + key, Member: m.name, EtcdRevision: snap.Revision, EtcdVersion: snap.Version,
+		Size: size, SHA256: sum, StartTime: metav1.NewTime(start), Duration: metav1.Duration{Duration: time.Since(start).Round(time.Millisecond)},
+	}, nil
+}
+
+// member is a member a snapshot could come from.
+type member struct {
+	name, url string
+	leader    bool
+}
+
+// pickMember chooses a started voting member that answers, a follower when one does: a
+// snapshot streams the whole database, and the leader should keep serving.
+func pickMember(ctx context.Context, target Target) (member, error) {
+	c, err := etcd.NewDialer(target.DialTimeout, target.TLS)(ctx, target.Endpoints)
+	if err != nil {
+		return member{}, err
+	}
+	defer func() { _ = c.Close() }()
+	ctx, cancel := context.WithTimeout(ctx, etcd.RequestTimeout)
+	defer cancel()
+	members, err := c.MemberList(ctx)
+	if err != nil {
+		return member{}, fmt.Errorf("no member at %s answers: %w", strings.Join(target.Endpoints, ", "), err)
+	}
+	var candidates []member
+	var errs []error
+	for _, m := range members {
+		if m.Name == "" || m.IsLearner || len(m.ClientURLs) == 0 {
+			continue // not started, or catching up
+		}
+		st, err := c.Status(ctx, m.ClientURLs[0])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		candidates = append(candidates, member{name: m.Name, url: m.ClientURLs[0], leader: st.Leader == m.ID})
+	}
+	if m, ok := follower(candidates); ok {
+		return m, nil
+	}
+	return member{}, fmt.Errorf("no voting member answers: %w", errors.Join(errs...))
+}
+
+// follower is the first follower, else the leader, else none.
+func follower(candidates []member) (member, bool) {
+	for _, m := range candidates {
+		if !m.leader {
+			return m, true
+		}
+	}
+	if len(candidates) > 0 {
+		return candidates[0], true
+	}
+	return member{}, false
+}

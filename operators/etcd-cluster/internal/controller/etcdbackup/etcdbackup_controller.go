@@ -1,0 +1,281 @@
+// Package etcdbackup runs EtcdBackups: snapshots of an EtcdCluster (or of other etcd
+// endpoints) into an S3-compatible store, once or periodically, with retention.
+//
+// The manager takes each backup itself, streaming the snapshot from a member to the store in
+// parts (backup.PartSize), so its memory does not grow with the database; a backup runs in a
+// pass of its own, after one that marks it Progressing.
+package etcdbackup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/certs"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdcluster"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
+	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/status"
+)
+
+// Reconciler takes the backups of EtcdBackups.
+type Reconciler struct {
+	client.Client
+	// APIReader reads Secrets, which the manager's cache holds only when labelled for a
+	// cluster.
+	APIReader client.Reader
+	Recorder  recorder.EventRecorder
+	// ClusterWide: as the EtcdCluster reconciler's, the CoreOS scope annotation decides
+	// which manager takes an EtcdBackup.
+	ClusterWide bool
+	// DialTimeout bounds connecting to members; etcd.DefaultDialTimeout when zero.
+	DialTimeout time.Duration
+}
+
+// +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdbackups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdbackups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile takes b's backup when it is due and reports it.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	b := &v1beta2.EtcdBackup{}
+	if err := r.Get(ctx, req.NamespacedName, b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !r.manages(b) || !b.DeletionTimestamp.IsZero() {
+		// Another operator's, or going away: its backups stay in the store.
+		return ctrl.Result{}, nil
+	}
+	patcher := status.NewPatcher(b)
+	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, b)}) }()
+	return r.reconcileNormal(ctx, b, time.Now())
+}
+
+func (r *Reconciler) manages(b *v1beta2.EtcdBackup) bool {
+	return (b.Annotations[v1beta2.ScopeAnnotation] == v1beta2.ScopeClusterWide) == r.ClusterWide
+}
+
+func (r *Reconciler) reconcileNormal(ctx context.Context, b *v1beta2.EtcdBackup, now time.Time) (ctrl.Result, error) {
+	due, ok, err := backup.Due(b)
+	switch {
+	case err != nil: // a schedule that does not parse: waits for a new spec
+		setFailed(b, err, now)
+		return ctrl.Result{}, nil
+	case !ok: // a one-shot backup, taken
+		setWaiting(b, nil)
+		return ctrl.Result{}, nil
+	case now.Before(due):
+		setWaiting(b, &due)
+		return ctrl.Result{RequeueAfter: due.Sub(now)}, nil
+	}
+	if starting, err := r.clusterStarting(ctx, b); err != nil || starting {
+		setWaitingForCluster(b)
+		return ctrl.Result{RequeueAfter: clusterStartingPoll}, err
+	}
+	if c := conditions.Get(b, conditions.ProgressingCondition); c == nil || c.Reason != v1beta2.ReasonBackingUp {
+		setBackingUp(b)
+		return ctrl.Result{RequeueAfter: time.Millisecond}, nil // the backup takes the next pass
+	}
+	record, err := r.take(ctx, b, now)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Backup failed")
+		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, backup.ReasonOf(err), "Backup", "Backup failed: %s", err)
+		setFailed(b, err, now)
+	} else {
+		ctrl.LoggerFrom(ctx).Info("Backed up", "path", record.Path, "member", record.Member, "revision", record.EtcdRevision,
+			"bytes", record.Size, "duration", record.Duration.Duration)
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, v1beta2.ReasonBackupSucceeded, "Backup", "Backed up revision %d of %s to %s: %d bytes, sha256 %s, in %s",
+			record.EtcdRevision, record.Member, record.Path, record.Size, record.SHA256, record.Duration.Duration)
+		setSucceeded(b, record)
+		r.prune(ctx, b, record, now)
+	}
+	next, ok, err := backup.Due(b)
+	if err != nil || !ok {
+		setWaiting(b, nil)
+		return ctrl.Result{}, nil
+	}
+	setWaiting(b, &next)
+	return ctrl.Result{RequeueAfter: max(time.Until(next), time.Millisecond)}, nil
+}
+
+// clusterStartingPoll is how often a first backup looks whether its cluster is Available.
+const clusterStartingPoll = 5 * time.Second
+
+// clusterStarting says whether b's first backup should wait for its cluster, which exists
+// and has never been backed up, to become Available: a new cluster is no failure.
+func (r *Reconciler) clusterStarting(ctx context.Context, b *v1beta2.EtcdBackup) (bool, error) {
+	if b.Spec.ClusterName == "" || b.Status.LastBackup != nil || b.Status.LastFailure != nil {
+		return false, nil
+	}
+	c := &v1beta2.EtcdCluster{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, c); err != nil {
+		return false, client.IgnoreNotFound(err) // no cluster: the backup says so
+	}
+	return !conditions.IsTrue(c, v1beta2.AvailableCondition), nil
+}
+
+// take takes one backup, bounded by the policy's timeout.
+func (r *Reconciler) take(ctx context.Context, b *v1beta2.EtcdBackup, now time.Time) (v1beta2.BackupRecord, error) {
+	ctx, cancel := context.WithTimeout(ctx, backup.Timeout(b.Spec.BackupPolicy))
+	defer cancel()
+	target, err := r.target(ctx, b)
+	if err != nil {
+		return v1beta2.BackupRecord{}, err
+	}
+	store, err := r.store(ctx, b)
+	if err != nil {
+		return v1beta2.BackupRecord{}, err
+	}
+	_, key := backup.SplitPath(b.Spec.S3.Path)
+	record, err := backup.Take(ctx, target, store, func(revision int64) string {
+		if backup.Periodic(b.Spec.BackupPolicy) {
+			return backup.PeriodicKey(key, revision, now)
+		}
+		return key
+	})
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w (backupPolicy.timeoutInSecond: %s)", err, backup.Timeout(b.Spec.BackupPolicy))
+	}
+	return record, err
+}
+
+// target is the cluster b backs up: its members, and the operator's client certificate
+// when it runs TLS; or the endpoints b names, with its clientTLSSecret.
+func (r *Reconciler) target(ctx context.Context, b *v1beta2.EtcdBackup) (backup.Target, error) {
+	t := backup.Target{Endpoints: b.Spec.EtcdEndpoints, DialTimeout: r.DialTimeout}
+	if t.DialTimeout == 0 {
+		t.DialTimeout = etcd.DefaultDialTimeout
+	}
+	tlsSecret := b.Spec.ClientTLSSecret
+	if b.Spec.ClusterName != "" {
+		c := &v1beta2.EtcdCluster{}
+		if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, c); err != nil {
+			if apierrors.IsNotFound(err) {
+				err = &backup.Error{Reason: v1beta2.ReasonClusterNotFound, Err: fmt.Errorf("no EtcdCluster %q in namespace %s", b.Spec.ClusterName, b.Namespace)}
+			}
+			return t, err
+		}
+		addr := etcdcluster.DNSAddresses(c)
+		for i := range max(c.Spec.Size, c.Status.Size) {
+			t.Endpoints = append(t.Endpoints, addr.ClientURL(int(i)))
+		}
+		tlsSecret = ""
+		if c.Status.TLS != nil {
+			tlsSecret = c.Status.TLS.Secret
+		}
+	}
+	if tlsSecret == "" {
+		return t, nil
+	}
+	data, err := r.secretData(ctx, b.Namespace, tlsSecret)
+	if err != nil {
+		return t, err
+	}
+	// The cluster's Secret holds the operator's client certificate in the CoreOS client
+	// layout, as clientTLSSecret does.
+	pair, err := certs.ClientLayout.Read(tlsSecret, data)
+	if err == nil {
+		t.TLS, err = certs.ClientConfig(pair)
+	}
+	if err != nil {
+		return t, &backup.Error{Reason: v1beta2.ReasonCredentialsInvalid, Err: err}
+	}
+	return t, nil
+}
+
+// store is the bucket of b's s3.path, with the credentials of its awsSecret.
+func (r *Reconciler) store(ctx context.Context, b *v1beta2.EtcdBackup) (*backup.Store, error) {
+	data, err := r.secretData(ctx, b.Namespace, b.Spec.S3.AWSSecret)
+	if err != nil {
+		return nil, err
+	}
+	creds, err := backup.CredentialsFrom(data)
+	if err != nil {
+		return nil, &backup.Error{Reason: v1beta2.ReasonCredentialsInvalid, Err: fmt.Errorf("awsSecret %s: %w", b.Spec.S3.AWSSecret, err)}
+	}
+	return backup.NewS3Store(b.Spec.S3, creds), nil
+}
+
+func (r *Reconciler) secretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
+	s := &corev1.Secret{}
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
+		if apierrors.IsNotFound(err) {
+			err = &backup.Error{Reason: v1beta2.ReasonCredentialsInvalid, Err: fmt.Errorf("no Secret %q in namespace %s", name, namespace)}
+		}
+		return nil, err
+	}
+	return s.Data, nil
+}
+
+// prune deletes the periodic backups retention no longer keeps. A failure is reported and
+// retried after the next backup; it does not fail this one.
+func (r *Reconciler) prune(ctx context.Context, b *v1beta2.EtcdBackup, taken v1beta2.BackupRecord, now time.Time) {
+	p := b.Spec.BackupPolicy
+	if !backup.Periodic(p) || (p.MaxBackups == 0 && p.MaxAge == nil) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, backup.Timeout(p))
+	defer cancel()
+	err := r.pruneStore(ctx, b, taken, now)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Pruning old backups failed")
+		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "PruneFailed", "Prune", "Deleting backups beyond retention failed: %s", err)
+	}
+}
+
+func (r *Reconciler) pruneStore(ctx context.Context, b *v1beta2.EtcdBackup, taken v1beta2.BackupRecord, now time.Time) error {
+	store, err := r.store(ctx, b)
+	if err != nil {
+		return err
+	}
+	bucket, key := backup.SplitPath(b.Spec.S3.Path)
+	_, takenKey := backup.SplitPath(taken.Path)
+	objects, err := store.List(ctx, backup.PeriodicPrefix(key))
+	if err != nil {
+		return err
+	}
+	var maxAge time.Duration
+	if b.Spec.BackupPolicy.MaxAge != nil {
+		maxAge = b.Spec.BackupPolicy.MaxAge.Duration
+	}
+	var errs []error
+	for _, k := range backup.Expired(objects, takenKey, b.Spec.BackupPolicy.MaxBackups, maxAge, now) {
+		if err := store.Delete(ctx, k); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "Pruned", "Prune", "Deleted backup %s/%s (retention)", bucket, k)
+	}
+	return errors.Join(errs...)
+}
+
+// SetupWithManager watches the EtcdBackups in scope. As many backups run at once as
+// --max-concurrent-reconciles says, each for its own EtcdBackup.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		b, ok := o.(*v1beta2.EtcdBackup)
+		return ok && r.manages(b)
+	})
+	name := "etcdbackup"
+	if r.ClusterWide {
+		name = "etcdbackup-clusterwide"
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1beta2.EtcdBackup{}, builder.WithPredicates(inScope)).
+		Named(name).
+		Complete(r)
+}

@@ -1,0 +1,48 @@
+package etcdbackup
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup/backuptest"
+	"github.com/quintet-operators/quintet/shared/testenv"
+)
+
+// One API server and manager for the package, and the real servers backups go between: an
+// etcd member and an S3 store, on loopback.
+var (
+	env    *testenv.Env
+	events *testenv.EventCounter
+	store  *backuptest.S3
+	member *backuptest.Server
+)
+
+// bucket is the store's bucket the tests back up to.
+const bucket = "backups"
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	var stop func()
+	var err error
+	store, member, stop, err = backuptest.StartAll(bucket)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stop()
+	return testenv.Main(m, testenv.Options{
+		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
+		AddToScheme:       []func(*runtime.Scheme) error{v1beta2.AddToScheme},
+	}, testenv.ManagerOptions{FieldOwner: "etcd-cluster", EventSource: "etcdbackup-test"}, func(e *testenv.Env, mgr *testenv.Manager) error {
+		env, events = e, mgr.Events
+		return (&Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events}).SetupWithManager(mgr)
+	})
+}
