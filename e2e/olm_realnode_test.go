@@ -209,7 +209,7 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 	})
 
 	// Serial: the previous release's CRD replaces the current one until the upgrade.
-	It("upgrades etcd-cluster through OLM from the previous release, built from its own source, under traffic: linearizable, nothing lost, members restarted only for a changed pod template", Serial, robustnessScenario, func(ctx SpecContext) {
+	It("upgrades etcd-cluster through OLM from the previous release, built from its own source, under traffic, one cluster steady and one mid-scale: linearizable, nothing lost, the steady one's members restarted only for a changed pod template, the scale finished", Serial, robustnessScenario, func(ctx SpecContext) {
 		const pkg = "quintet-etcd-cluster"
 		previousRelease, currentRelease := requiredEnv("E2E_ETCD_CLUSTER_PREVIOUS_RELEASE"), operatorVersion("etcd-cluster")
 		previous, current := pkg+".v"+previousRelease, pkg+".v"+currentRelease
@@ -220,20 +220,30 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 		expectInstalled(ctx, ns, previous)
 		Expect(managerOnRealNode(ctx, ns).Spec.Containers[0].Image).To(HaveSuffix(":v" + previousRelease))
 
-		By("running three members under " + previous)
-		cluster := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
-			"metadata": map[string]any{"name": robustness.NamePrefix + "-olm", "namespace": ns, "labels": map[string]any{robustness.HarnessLabel: "true"}},
-			"spec":     map[string]any{"size": int64(3), "version": version, "repository": requiredEnv("E2E_IMAGES") + "/etcd"},
-		}}
-		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
+		By("running two clusters of three members under " + previous)
+		harnessCluster := func(name string) *unstructured.Unstructured {
+			cluster := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
+				"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{robustness.HarnessLabel: "true"}},
+				"spec":     map[string]any{"size": int64(3), "version": version, "repository": requiredEnv("E2E_IMAGES") + "/etcd"},
+			}}
+			Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
+			return cluster
+		}
+		cluster, scaling := harnessCluster(robustness.NamePrefix+"-olm"), harnessCluster(robustness.NamePrefix+"-olm-scaling")
 		before := expectEtcdReady(ctx, cluster, 3, version)
+		scalingBefore := expectEtcdReady(ctx, scaling, 3, version)
 		previousTemplate := etcdStatefulSet(ctx, Default, cluster).Spec.Template
 
-		traffic := startEtcdTraffic(ctx, cluster, "operator-upgrade-olm-v"+previousRelease+"-to-v"+currentRelease)
-		By("approving the upgrade to " + current)
+		scenario := "operator-upgrade-olm-v" + previousRelease + "-to-v" + currentRelease
+		traffic := startEtcdTraffic(ctx, cluster, scenario)
+		scalingTraffic := startEtcdTraffic(ctx, scaling, scenario+"-mid-scale")
+		By("scaling " + scaling.GetName() + " to 5, and approving the upgrade to " + current + " once " + previous + " added its first member")
+		scaleEtcd(ctx, scaling, 5)
+		etcdMemberCount(ctx, etcdTLSClient(ctx, scaling, nil), 4)
 		approve(ctx, ns, pkg, current)
 		expectInstalled(ctx, ns, current)
+		AddReportEntry("members of the cluster scaling 3 → 5 when "+current+" was installed", len(getEtcdStatus(ctx, Default, scaling.DeepCopy()).Members))
 		expectCSVGone(ctx, ns, previous)
 		Expect(managerOnRealNode(ctx, ns).Spec.Containers[0].Image).To(HaveSuffix(":v" + currentRelease))
 		By("changing the spec without changing the members (paused: false, the default), so that conditions for the new generation show a pass of the current manager")
@@ -257,5 +267,13 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 			By(fmt.Sprintf("the current release changed the members' pod template: %d member restarts", row.Restarts))
 			Expect(row.Restarts).To(Equal(3), "each member restarted once, onto the current template")
 		}
-	})
+
+		By("the scale to 5 finished, the three members before it still there")
+		scaled := expectEtcdReady(ctx, scaling, 5, version)
+		Expect(scaled.memberIDs()).To(ContainElements(scalingBefore.memberIDs()))
+		Eventually(func(g Gomega) {
+			g.Expect(etcdStatefulSet(ctx, g, scaling).Status.UpdatedReplicas).To(BeEquivalentTo(5), "every member runs the current pod template")
+		}).WithContext(ctx).WithTimeout(5 * time.Minute).Should(Succeed())
+		scalingTraffic.stopAndCheck(ctx)
+	}, SpecTimeout(15*time.Minute))
 })

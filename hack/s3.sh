@@ -20,13 +20,17 @@ case "${1:-}" in
 bucket)
   name=${2:?bucket name}
   endpoint="http://$(k -n "$NS" get service s3 -o jsonpath='{.spec.clusterIP}'):9000"
-  # S3's CreateBucket, signed with SigV4 by curl: 200 when made, 409 when it exists.
-  code=$(curl -sS --retry 10 --retry-connrefused --retry-delay 1 -o /dev/null -w '%{http_code}' -X PUT --aws-sigv4 "aws:amz:us-east-1:s3" \
-    --user "$(root_key access-key):$(root_key secret-key)" "$endpoint/$name")
+  # S3's CreateBucket, signed with SigV4 by curl (S3 wants the payload's SHA-256 in a header,
+  # here the empty body's): 200 when made, 409 when it exists.
+  answer=$(mktemp)
+  trap 'rm -f "$answer"' EXIT
+  code=$(curl -sS --retry 10 --retry-connrefused --retry-delay 1 -o "$answer" -w '%{http_code}' -X PUT \
+    --aws-sigv4 "aws:amz:us-east-1:s3" --user "$(root_key access-key):$(root_key secret-key)" \
+    -H "x-amz-content-sha256: $(printf '' | sha256sum | cut -d' ' -f1)" "$endpoint/$name")
   case "$code" in
     200) echo "Made bucket $name in the S3 store" ;;
     409) ;;
-    *) echo "making bucket $name in the S3 store at $endpoint: HTTP $code" >&2; exit 1 ;;
+    *) echo "making bucket $name in the S3 store at $endpoint: HTTP $code: $(cat "$answer")" >&2; exit 1 ;;
   esac
   ;;
 aws-secret)

@@ -140,7 +140,7 @@ func StartEtcd(dir string) (*Server, error) {
 	cmd := exec.Command(filepath.Join(assets, "etcd"), "--name", "backuptest", "--data-dir", filepath.Join(dir, "etcd"), //nolint:gosec // bin/'s etcd
 		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "backuptest="+peerURL, "--quota-backend-bytes", strconv.Itoa(512<<20))
+		"--initial-cluster", "backuptest="+peerURL, "--quota-backend-bytes", strconv.Itoa(2<<30))
 	return start(cmd, clientURL, filepath.Join(dir, "etcd.log"))
 }
 

@@ -133,6 +133,19 @@ func (r *Reconciler) certManagerTLS(ctx context.Context, c *v1beta2.EtcdCluster)
 		}
 		issued[m.suffix] = secret.Data
 	}
+	// A renewal is taken whole: while cert-manager reissues any of them (cmctl renew, or
+	// their renewal times, which come together), members keep the certificates they run
+	// with, rather than restarting onto each new one in turn.
+	for _, m := range []managedCertificate{peerCertificate, serverCertificate, operatorCertificate} {
+		cert := &unstructured.Unstructured{}
+		cert.SetGroupVersionKind(certificateGVK)
+		if err := r.reader().Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.Name + "-" + m.suffix}, cert); err != nil {
+			return certs.Material{}, "", "", err
+		}
+		if issuing := condition(cert, "Issuing"); issuing != nil && issuing["status"] == "True" && !slices.Contains(waiting, m.secret(c)) {
+			waiting = append(waiting, m.secret(c))
+		}
+	}
 	if len(waiting) > 0 {
 		return certs.Material{}, "", v1beta2.ReasonIssuingCertificates,
 			fmt.Errorf("%w %v from %s %s", errIssuing, waiting, issuerKind(c.Spec.TLS.CertManager.IssuerRef), c.Spec.TLS.CertManager.IssuerRef.Name)
@@ -179,14 +192,23 @@ func (r *Reconciler) issuerReady(ctx context.Context, c *v1beta2.EtcdCluster) er
 		}
 		return err
 	}
-	conds, _, _ := unstructured.NestedSlice(issuer.Object, "status", "conditions")
-	i := slices.IndexFunc(conds, func(x any) bool { m, _ := x.(map[string]any); return m["type"] == "Ready" })
-	if i < 0 {
+	ready := condition(issuer, "Ready")
+	if ready == nil {
 		return fmt.Errorf("%s %s is not Ready yet", issuerKind(ref), ref.Name)
 	}
-	ready, _ := conds[i].(map[string]any)
 	if ready["status"] != "True" {
 		return fmt.Errorf("%s %s is not Ready: %v: %v", issuerKind(ref), ref.Name, ready["reason"], ready["message"])
+	}
+	return nil
+}
+
+// condition is the status condition of type of a cert-manager object, nil when it has none.
+func condition(u *unstructured.Unstructured, conditionType string) map[string]any {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, x := range conds {
+		if m, _ := x.(map[string]any); m["type"] == conditionType {
+			return m
+		}
 	}
 	return nil
 }

@@ -1,0 +1,109 @@
+//go:build bench
+
+package backup_test
+
+import (
+	"bufio"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
+)
+
+// TestBenchBackup (make bench-etcd-backup): a database of BENCH_DB_MIB (256) MiB of
+// incompressible values in a real etcd member, backed up to a real versitygw on loopback.
+// It prints the backup's time and throughput beside a bare snapshot read to nowhere (what
+// streaming through the store adds), and this process's peak RSS during the backup beside
+// the database's size (what the backup holds in memory).
+func TestBenchBackup(t *testing.T) {
+	mib := 256
+	if v := os.Getenv("BENCH_DB_MIB"); v != "" {
+		var err error
+		if mib, err = strconv.Atoi(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := t.Context()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{member.URL}, DialTimeout: 5 * time.Second, MaxCallSendMsgSize: 2 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	value := make([]byte, 1<<20)
+	for i := range mib {
+		_, _ = rand.Read(value)
+		if _, err := c.Put(ctx, fmt.Sprintf("bench/%04d", i), string(value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := backup.Target{Endpoints: []string{member.URL}, DialTimeout: 5 * time.Second}
+
+	bare := time.Now()
+	snap, err := etcd.OpenSnapshot(ctx, target.DialTimeout, nil, member.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, err := io.Copy(io.Discard, snap)
+	if err == nil {
+		_, _, err = snap.Verify()
+	}
+	_ = snap.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bareTime := time.Since(bare)
+
+	before := resetPeakRSS(t)
+	record, err := backup.Take(ctx, target, rootStore(), func(int64) string { return "bench/etcd.db" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak := rssKiB(t, "VmHWM") << 10
+	took := record.Duration.Duration
+	mb := float64(record.Size) / (1 << 20)
+	fmt.Printf("\nBackup of a %.0f MiB etcd database (%d MiB of values) to versitygw on loopback, streamed in %d MiB parts\n",
+		mb, mib, backup.PartSize>>20)
+	fmt.Printf("  %-34s %10s %12s\n", "", "time", "throughput")
+	fmt.Printf("  %-34s %10s %9.0f MiB/s\n", "snapshot read to nowhere", bareTime.Round(time.Millisecond), float64(size)/(1<<20)/bareTime.Seconds())
+	fmt.Printf("  %-34s %10s %9.0f MiB/s   (%.2f× the bare read)\n", "backup: snapshot, verify, store", took, mb/took.Seconds(), took.Seconds()/bareTime.Seconds())
+	fmt.Printf("  peak RSS of this process during the backup: %.0f MiB (%.0f MiB before it): %.2f of the database's size\n",
+		float64(peak)/(1<<20), float64(before)/(1<<20), float64(peak)/float64(record.Size))
+}
+
+// resetPeakRSS resets this process's peak RSS (VmHWM) to its current RSS, and returns it.
+func resetPeakRSS(t *testing.T) int64 {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		t.Fatalf("resetting the peak RSS: %v", err)
+	}
+	return rssKiB(t, "VmRSS") << 10
+}
+
+// rssKiB reads a field of /proc/self/status, in KiB.
+func rssKiB(t *testing.T, field string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	lines := bufio.NewScanner(f)
+	for lines.Scan() {
+		if rest, ok := strings.CutPrefix(lines.Text(), field+":"); ok {
+			kib, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kib
+		}
+	}
+	t.Fatalf("no %s in /proc/self/status", field)
+	return 0
+}
