@@ -75,8 +75,8 @@ func TestBenchBackup(t *testing.T) {
 	fmt.Printf("  %-34s %10s %12s\n", "", "time", "throughput")
 	fmt.Printf("  %-34s %10s %9.0f MiB/s\n", "snapshot read to nowhere", bareTime.Round(time.Millisecond), float64(size)/(1<<20)/bareTime.Seconds())
 	fmt.Printf("  %-34s %10s %9.0f MiB/s   (%.2f× the bare read)\n", "backup: snapshot, verify, store", took, mb/took.Seconds(), took.Seconds()/bareTime.Seconds())
-	fmt.Printf("  peak RSS of this process during the backup: %.0f MiB (%.0f MiB before it): %.2f of the database's size\n",
-		float64(peak)/(1<<20), float64(before)/(1<<20), float64(peak)/float64(record.Size))
+	fmt.Printf("  peak RSS of this process during the backup: %.0f MiB, %.0f MiB over its RSS before it: %.3f of the database's size\n",
+		float64(peak)/(1<<20), float64(peak-before)/(1<<20), float64(peak-before)/float64(record.Size))
 }
 
 // resetPeakRSS resets this process's peak RSS (VmHWM) to its current RSS, and returns it.
