@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +23,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // The EtcdBackups of the e2e suite go to the local cluster's S3 store (make s3-up), through
@@ -132,21 +130,12 @@ type backupStatus struct {
 	} `json:"lastBackup"`
 }
 
-func getBackupStatus(ctx context.Context, g Gomega, b *unstructured.Unstructured) backupStatus {
-	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(b), b)).To(Succeed())
-	raw, err := json.Marshal(b.Object["status"])
-	g.Expect(err).NotTo(HaveOccurred())
-	var s backupStatus
-	g.Expect(json.Unmarshal(raw, &s)).To(Succeed())
-	return s
-}
-
 // expectBackupOf checks a one-shot backup of cluster: Ready, from a follower, its object
 // etcd's snapshot with a matching SHA-256, holding every key written before it.
 func expectBackupOf(ctx context.Context, cluster, backup *unstructured.Unstructured, store *s3.Client, bucket, key string, written map[string][]byte, prefix string) {
 	var st backupStatus
 	Eventually(func(g Gomega) {
-		st = getBackupStatus(ctx, g, backup)
+		st = getStatus[backupStatus](ctx, g, backup)
 		g.Expect(st.condition("Ready")).To(Equal("True"), "Ready: %s %s", st.reason("Ready"), st.message("Ready"))
 	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
 	last := st.LastBackup

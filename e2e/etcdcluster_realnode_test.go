@@ -98,10 +98,15 @@ func (s etcdStatus) leader() string {
 }
 
 func getEtcdStatus(ctx context.Context, g Gomega, c *unstructured.Unstructured) etcdStatus {
-	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
-	raw, err := json.Marshal(c.Object["status"])
+	return getStatus[etcdStatus](ctx, g, c)
+}
+
+// getStatus reads o again and decodes the part of its status that S declares.
+func getStatus[S any](ctx context.Context, g Gomega, o *unstructured.Unstructured) S {
+	g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(o), o)).To(Succeed())
+	raw, err := json.Marshal(o.Object["status"])
 	g.Expect(err).NotTo(HaveOccurred())
-	var s etcdStatus
+	var s S
 	g.Expect(json.Unmarshal(raw, &s)).To(Succeed())
 	return s
 }
