@@ -234,7 +234,7 @@ func TestFirstBackupWaitsForItsClusterToBeAvailable(t *testing.T) {
 		g.Expect(condition(g, b, conditions.ReadyCondition).Reason).To(gomega.Equal(v1beta2.ReasonWaitingForCluster))
 		g.Expect(condition(g, b, conditions.DegradedCondition).Status).To(gomega.Equal(metav1.ConditionFalse))
 	}
-	g.Eventually(waiting).WithTimeout(10 * time.Second).Should(gomega.Succeed())
+	g.Eventually(waiting).WithTimeout(30 * time.Second).Should(gomega.Succeed())
 	g.Consistently(waiting).WithTimeout(6 * time.Second).Should(gomega.Succeed())
 
 	// Available, but its members' DNS names answer nowhere here: the backup is tried, and fails.

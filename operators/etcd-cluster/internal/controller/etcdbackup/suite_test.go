@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup/backuptest"
@@ -41,7 +42,11 @@ func runSuite(m *testing.M) int {
 	return testenv.Main(m, testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
 		AddToScheme:       []func(*runtime.Scheme) error{v1beta2.AddToScheme},
-	}, testenv.ManagerOptions{FieldOwner: "etcd-cluster", EventSource: "etcdbackup-test"}, func(e *testenv.Env, mgr *testenv.Manager) error {
+	}, testenv.ManagerOptions{FieldOwner: "etcd-cluster", EventSource: "etcdbackup-test", Customize: func(o *ctrl.Options) {
+		// As the manager's --max-concurrent-reconciles defaults: failing backups that wait
+		// on a store leave workers for the others.
+		o.Controller.MaxConcurrentReconciles = 4
+	}}, func(e *testenv.Env, mgr *testenv.Manager) error {
 		env, events = e, mgr.Events
 		return (&Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events}).SetupWithManager(mgr)
 	})
