@@ -82,8 +82,8 @@ func finalHasAWrite(ops []Op, key, value string, found bool) bool {
 			writes = append(writes, op)
 		}
 	}
-	if len(writes) == 0 {
-		return !found
+	if !found {
+		return !slices.ContainsFunc(writes, func(w Op) bool { return mustStand(writes, w) })
 	}
 	for _, w := range writes {
 		replaced := slices.ContainsFunc(writes, func(later Op) bool {
@@ -98,6 +98,22 @@ func finalHasAWrite(ops []Op, key, value string, found bool) bool {
 		}
 	}
 	return false
+}
+
+// mustStand reports whether the applied write w of a key must be what the key holds at the
+// end: an acknowledged put or compare-and-swap that no later acknowledged write replaced and
+// no delete could follow (an acknowledged one that ended after w began, or one whose outcome
+// is unknown: it may apply at any time). A write whose outcome is unknown never must stand: it
+// may not have applied.
+func mustStand(writes []Op, w Op) bool {
+	if w.Response.Unknown || w.Request.Kind == Delete {
+		return false
+	}
+	return !slices.ContainsFunc(writes, func(o Op) bool {
+		later := o.Response.Acknowledged() && !o.Response.Unknown && o.Call > w.Return
+		deletable := o.Request.Kind == Delete && (o.Response.Unknown || o.Return > w.Call)
+		return later || deletable
+	})
 }
 
 // serializableReadsOfUnwritten are the serializable reads that found a value no write gave
