@@ -82,27 +82,19 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *v1beta2.EtcdBackup,
 		setWaiting(b, &due)
 		return ctrl.Result{RequeueAfter: due.Sub(now)}, nil
 	}
-	if starting, err := r.clusterStarting(ctx, b); err != nil || starting {
+	starting, err := r.clusterStarting(ctx, b)
+	switch {
+	case err != nil:
+		return ctrl.Result{}, err
+	case starting:
 		setWaitingForCluster(b)
-		return ctrl.Result{RequeueAfter: clusterStartingPoll}, err
+		return ctrl.Result{RequeueAfter: clusterStartingPoll}, nil
 	}
 	if c := conditions.Get(b, conditions.ProgressingCondition); c == nil || c.Reason != v1beta2.ReasonBackingUp {
 		setBackingUp(b)
 		return ctrl.Result{RequeueAfter: time.Millisecond}, nil // the backup takes the next pass
 	}
-	record, err := r.take(ctx, b, now)
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Backup failed")
-		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, backup.ReasonOf(err), "Backup", "Backup failed: %s", err)
-		setFailed(b, err, now)
-	} else {
-		ctrl.LoggerFrom(ctx).Info("Backed up", "path", record.Path, "member", record.Member, "revision", record.EtcdRevision,
-			"bytes", record.Size, "duration", record.Duration.Duration)
-		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, v1beta2.ReasonBackupSucceeded, "Backup", "Backed up revision %d of %s to %s: %d bytes, sha256 %s, in %s",
-			record.EtcdRevision, record.Member, record.Path, record.Size, record.SHA256, record.Duration.Duration)
-		setSucceeded(b, record)
-		r.prune(ctx, b, record, now)
-	}
+	r.backUp(ctx, b, now)
 	next, ok, err := backup.Due(b)
 	if err != nil || !ok {
 		setWaiting(b, nil)
@@ -128,15 +120,33 @@ func (r *Reconciler) clusterStarting(ctx context.Context, b *v1beta2.EtcdBackup)
 	return !conditions.IsTrue(c, v1beta2.AvailableCondition), nil
 }
 
-// take takes one backup, bounded by the policy's timeout.
-func (r *Reconciler) take(ctx context.Context, b *v1beta2.EtcdBackup, now time.Time) (v1beta2.BackupRecord, error) {
+// backUp takes one backup, records it (status, Event, log line) and prunes what retention no
+// longer keeps, in the same store.
+func (r *Reconciler) backUp(ctx context.Context, b *v1beta2.EtcdBackup, now time.Time) {
+	store, err := r.store(ctx, b)
+	var record v1beta2.BackupRecord
+	if err == nil {
+		record, err = r.take(ctx, b, store, now)
+	}
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Backup failed")
+		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, backup.ReasonOf(err), "Backup", "Backup failed: %s", err)
+		setFailed(b, err, now)
+		return
+	}
+	ctrl.LoggerFrom(ctx).Info("Backed up", "path", record.Path, "member", record.Member, "revision", record.EtcdRevision,
+		"bytes", record.Size, "duration", record.Duration.Duration)
+	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, v1beta2.ReasonBackupSucceeded, "Backup", "Backed up revision %d of %s to %s: %d bytes, sha256 %s, in %s",
+		record.EtcdRevision, record.Member, record.Path, record.Size, record.SHA256, record.Duration.Duration)
+	setSucceeded(b, record)
+	r.prune(ctx, b, store, record, now)
+}
+
+// take takes one backup into store, bounded by the policy's timeout.
+func (r *Reconciler) take(ctx context.Context, b *v1beta2.EtcdBackup, store *backup.Store, now time.Time) (v1beta2.BackupRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, backup.Timeout(b.Spec.BackupPolicy))
 	defer cancel()
 	target, err := r.target(ctx, b)
-	if err != nil {
-		return v1beta2.BackupRecord{}, err
-	}
-	store, err := r.store(ctx, b)
 	if err != nil {
 		return v1beta2.BackupRecord{}, err
 	}
@@ -165,9 +175,9 @@ func (r *Reconciler) target(ctx context.Context, b *v1beta2.EtcdBackup) (backup.
 		c := &v1beta2.EtcdCluster{}
 		if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, c); err != nil {
 			if apierrors.IsNotFound(err) {
-				err = &backup.Error{Reason: v1beta2.ReasonClusterNotFound, Err: fmt.Errorf("no EtcdCluster %q in namespace %s", b.Spec.ClusterName, b.Namespace)}
+				return t, &backup.Error{Reason: v1beta2.ReasonClusterNotFound, Err: fmt.Errorf("no EtcdCluster %q in namespace %s", b.Spec.ClusterName, b.Namespace)}
 			}
-			return t, err
+			return t, readFailed(err)
 		}
 		addr := etcdcluster.DNSAddresses(c)
 		for i := range max(c.Spec.Size, c.Status.Size) {
@@ -214,34 +224,36 @@ func (r *Reconciler) secretData(ctx context.Context, namespace, name string) (ma
 	s := &corev1.Secret{}
 	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
 		if apierrors.IsNotFound(err) {
-			err = &backup.Error{Reason: v1beta2.ReasonCredentialsInvalid, Err: fmt.Errorf("no Secret %q in namespace %s", name, namespace)}
+			return nil, &backup.Error{Reason: v1beta2.ReasonCredentialsInvalid, Err: fmt.Errorf("no Secret %q in namespace %s", name, namespace)}
 		}
-		return nil, err
+		return nil, readFailed(err)
 	}
 	return s.Data, nil
 }
 
+// readFailed is a failed read of the API server: retried, and reported as such rather than
+// as the cluster's or the store's fault.
+func readFailed(err error) error {
+	return &backup.Error{Reason: conditions.ReasonReconcileFailed, Err: err}
+}
+
 // prune deletes the periodic backups retention no longer keeps. A failure is reported and
 // retried after the next backup; it does not fail this one.
-func (r *Reconciler) prune(ctx context.Context, b *v1beta2.EtcdBackup, taken v1beta2.BackupRecord, now time.Time) {
+func (r *Reconciler) prune(ctx context.Context, b *v1beta2.EtcdBackup, store *backup.Store, taken v1beta2.BackupRecord, now time.Time) {
 	p := b.Spec.BackupPolicy
 	if !backup.Periodic(p) || (p.MaxBackups == 0 && p.MaxAge == nil) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, backup.Timeout(p))
 	defer cancel()
-	err := r.pruneStore(ctx, b, taken, now)
+	err := r.pruneStore(ctx, b, store, taken, now)
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Pruning old backups failed")
 		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "PruneFailed", "Prune", "Deleting backups beyond retention failed: %s", err)
 	}
 }
 
-func (r *Reconciler) pruneStore(ctx context.Context, b *v1beta2.EtcdBackup, taken v1beta2.BackupRecord, now time.Time) error {
-	store, err := r.store(ctx, b)
-	if err != nil {
-		return err
-	}
+func (r *Reconciler) pruneStore(ctx context.Context, b *v1beta2.EtcdBackup, store *backup.Store, taken v1beta2.BackupRecord, now time.Time) error {
 	bucket, key := backup.SplitPath(b.Spec.S3.Path)
 	_, takenKey := backup.SplitPath(taken.Path)
 	objects, err := store.List(ctx, backup.PeriodicPrefix(key))
