@@ -10,8 +10,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -164,4 +166,49 @@ func expectBackupOf(ctx context.Context, cluster, backup *unstructured.Unstructu
 	for k, v := range written {
 		Expect(bytes.Equal(keys[k], v)).To(BeTrue(), "key %s in the snapshot", k)
 	}
+}
+
+// etcdRestore is the CoreOS EtcdRestore of the snapshot at bucket/key (awsSecret "aws")
+// into a new cluster name of 3 members of version on the real node.
+func etcdRestore(ns, name, path, version string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdRestore",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{
+			"etcdCluster":       map[string]any{"name": name},
+			"backupStorageType": "S3",
+			"s3":                map[string]any{"path": path, "awsSecret": "aws", "endpoint": inClusterS3, "forcePathStyle": true},
+			"clusterSpec": map[string]any{"size": int64(3), "version": version, "repository": requiredEnv("E2E_IMAGES") + "/etcd",
+				"pod": realNodePlacement()},
+		},
+	}}
+}
+
+// restoreStatus is the part of an EtcdRestore's status these specs read.
+type restoreStatus struct {
+	etcdStatus      // its conditions
+	Succeeded  bool `json:"succeeded"`
+}
+
+// keysDigest is the number of keys under prefix and a SHA-256 of every key and value, in
+// key order.
+func keysDigest(kvs map[string][]byte) (int, string) {
+	keys := slices.Sorted(maps.Keys(kvs))
+	h := sha256.New()
+	for _, k := range keys {
+		_, _ = fmt.Fprintf(h, "%d:%s%d:", len(k), k, len(kvs[k]))
+		_, _ = h.Write(kvs[k])
+	}
+	return len(keys), hex.EncodeToString(h.Sum(nil))
+}
+
+// readKeys reads every key under prefix and its value.
+func readKeys(ctx context.Context, c *clientv3.Client, prefix string) map[string][]byte {
+	resp, err := c.Get(ctx, prefix, clientv3.WithPrefix())
+	Expect(err).NotTo(HaveOccurred())
+	kvs := map[string][]byte{}
+	for _, kv := range resp.Kvs {
+		kvs[string(kv.Key)] = kv.Value
+	}
+	return kvs
 }

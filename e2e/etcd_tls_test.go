@@ -416,6 +416,9 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		}
 	})
 
+	var backupPath string               // of the backup below
+	var backupWritten map[string][]byte // the keys and values in it
+
 	It("backs up a TLS cluster with the CoreOS EtcdBackup to the S3 store: from a follower, its SHA-256 checked, every key in it", func(ctx SpecContext) {
 		cluster := tlsClusters.managed
 		bucket, store := newBackupBucket(ctx, cluster.GetNamespace())
@@ -423,6 +426,32 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		backup := etcdBackup(cluster, bucket, "managed/etcd.db")
 		Expect(k8sClient.Create(ctx, backup)).To(Succeed())
 		expectBackupOf(ctx, cluster, backup, store, bucket, "managed/etcd.db", written, "/backup/")
+		backupPath, backupWritten = bucket+"/managed/etcd.db", written
+	})
+
+	It("restores that backup with the CoreOS EtcdRestore into a new plain cluster of 3: the snapshot checked first, every key and value back", func(ctx SpecContext) {
+		Expect(backupPath).NotTo(BeEmpty(), "the backup spec ran first")
+		restore := etcdRestore(tlsClusters.managed.GetNamespace(), "restored", backupPath, version)
+		Expect(k8sClient.Create(ctx, restore)).To(Succeed())
+		restored := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
+			"metadata": map[string]any{"name": "restored", "namespace": restore.GetNamespace()}}}
+		DeferCleanup(func(ctx SpecContext) { // its members would load the robustness specs after it
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, restore))).To(Succeed())
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, restored))).To(Succeed())
+		})
+		Eventually(func(g Gomega) {
+			st := getStatus[restoreStatus](ctx, g, restore)
+			g.Expect(st.condition("Ready")).To(Equal("True"), "Ready: %s %s", st.reason("Ready"), st.message("Ready"))
+			g.Expect(st.Succeeded).To(BeTrue())
+		}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
+		expectEtcdReady(ctx, restored, 3, version)
+		Expect(getEtcdStatus(ctx, Default, restored).condition("Restored")).To(Equal("True"))
+
+		By("reading every key back from the restored cluster, through its client Service, in plain HTTP")
+		wantCount, wantDigest := keysDigest(backupWritten)
+		gotCount, gotDigest := keysDigest(readKeys(ctx, etcdTLSClient(ctx, restored, nil), "/backup/"))
+		Expect(gotCount).To(Equal(wantCount))
+		Expect(gotDigest).To(Equal(wantDigest), "the SHA-256 of every key and value")
 	})
 
 	It("restarts members one at a time onto renewed static certificates, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -284,7 +285,9 @@ func setManagerContainer(deployment *unstructured.Unstructured, watchNamespace s
 			continue
 		}
 		c["imagePullPolicy"] = "Never"
-		c["env"] = []any{map[string]any{"name": "WATCH_NAMESPACE", "value": watchNamespace}}
+		env, _ := c["env"].([]any)
+		env = slices.DeleteFunc(env, func(e any) bool { return e.(map[string]any)["name"] == "WATCH_NAMESPACE" })
+		c["env"] = append(env, map[string]any{"name": "WATCH_NAMESPACE", "value": watchNamespace})
 	}
 	Expect(unstructured.SetNestedSlice(deployment.Object, containers, "spec", "template", "spec", "containers")).To(Succeed())
 }

@@ -26,14 +26,18 @@ func deploymentTemplate(o chartOptions, u *unstructured.Unstructured) (string, e
 		}
 		args, _ = c["args"].([]any)
 		c["args"] = []any{"@@ARGS@@"}
+		image := c["image"]
 		c["image"] = "@@IMAGE@@"
 		c["imagePullPolicy"] = "@@PULL_POLICY@@"
 		c["resources"] = "@@RESOURCES@@"
 		c["securityContext"] = "@@SECURITY_CONTEXT@@"
 		env, _ := c["env"].([]any)
 		for _, e := range env {
-			if e := e.(map[string]any); e["name"] == watchNamespaceEnv {
+			switch e := e.(map[string]any); {
+			case e["name"] == watchNamespaceEnv:
 				e["value"] = "@@WATCH@@"
+			case e["value"] == image: // the manager's own image (etcd-cluster's OPERATOR_IMAGE) follows the chart's
+				e["value"] = "@@IMAGE@@"
 			}
 		}
 		ports, _ := c["ports"].([]any)

@@ -3,6 +3,7 @@ package main
 
 import (
 	"flag"
+	"os"
 	"time"
 
 	"github.com/operator-framework/operator-lib/proxy"
@@ -16,6 +17,7 @@ import (
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/config/crd"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdbackup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdcluster"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdrestore"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/upgradeable"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
@@ -30,6 +32,9 @@ type options struct {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "restore-member" {
+		os.Exit(restoreMember())
+	}
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
 	var o options
@@ -71,6 +76,7 @@ func (o options) setup(mgr ctrl.Manager) error {
 		DialTimeout:    o.dialTimeout,
 		RequestTimeout: o.requestTimeout,
 		ProxyEnv:       proxy.ReadProxyVarsFromEnv(),
+		OperatorImage:  os.Getenv("OPERATOR_IMAGE"),
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return err
@@ -81,6 +87,14 @@ func (o options) setup(mgr ctrl.Manager) error {
 		Recorder:    mgr.GetEventRecorder("etcdbackup-controller"),
 		ClusterWide: o.clusterWide,
 		DialTimeout: o.dialTimeout,
+	}).SetupWithManager(mgr)
+	if err != nil {
+		return err
+	}
+	err = (&etcdrestore.Reconciler{
+		Client:      client.WithFieldOwner(mgr.GetClient(), o.name()),
+		Recorder:    mgr.GetEventRecorder("etcdrestore-controller"),
+		ClusterWide: o.clusterWide,
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return err

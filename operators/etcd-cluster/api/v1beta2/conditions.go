@@ -87,6 +87,10 @@ const (
 	InitialClusterAnnotation      = "etcd.database.coreos.com/initial-cluster"
 	InitialClusterStateAnnotation = "etcd.database.coreos.com/initial-cluster-state"
 	MemberIDAnnotation            = "etcd.database.coreos.com/member-id"
+	// The snapshot the first member of a cluster with spec.restore restores: the object the
+	// operator checked, and its database's SHA-256, which the member checks again.
+	RestoreKeyAnnotation    = "etcd.database.coreos.com/restore-key"
+	RestoreSHA256Annotation = "etcd.database.coreos.com/restore-sha256"
 )
 
 // Reasons of the operator's OperatorCondition Upgradeable (OLM holds an upgrade of the

@@ -16,6 +16,8 @@ const (
 )
 
 // EtcdClusterSpec is the desired state of an etcd cluster.
+// +kubebuilder:validation:XValidation:rule="has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)",message="restore cannot be added, changed or removed once the cluster exists: a cluster starts from one snapshot; make a new EtcdCluster (or an EtcdRestore) to start from another"
+// +kubebuilder:validation:XValidation:rule="!has(self.restore) || self.restore.backupStorageType != 'S3' || has(self.restore.s3)",message="restore.backupStorageType S3 needs restore.s3: path, awsSecret and (for a store other than AWS) endpoint"
 // +kubebuilder:validation:XValidation:rule="(has(self.pod) && has(self.pod.storage)) == (has(oldSelf.pod) && has(oldSelf.pod.storage)) && (!has(self.pod) || !has(self.pod.storage) || self.pod.storage == oldSelf.pod.storage)",message="pod.storage cannot change once the cluster exists: each member keeps the volume it has; make a new cluster to move to other storage"
 // +kubebuilder:validation:XValidation:rule="has(self.TLS) == has(oldSelf.TLS)",message="TLS cannot be turned on or off for an existing cluster: members would stop understanding each other; create a new EtcdCluster with the TLS you want and copy the data into it (etcdctl make-mirror)"
 // +kubebuilder:validation:XValidation:rule="!has(self.TLS) || !has(oldSelf.TLS) || (has(self.TLS.static) == has(oldSelf.TLS.static) && has(self.TLS.certManager) == has(oldSelf.TLS.certManager))",message="the TLS source cannot change between static, certManager and operatorManaged: the new CA would not be trusted by running members"
@@ -66,6 +68,15 @@ type EtcdClusterSpec struct {
 	// is made: it cannot be turned on or off later.
 	// +optional
 	TLS *TLSPolicy `json:"TLS,omitempty"`
+
+	// restore starts the cluster from a snapshot: its first member restores it (etcdutl
+	// snapshot restore) before it starts, and the members added after copy it from that
+	// one. The snapshot is checked (readable, whole, its SHA-256) before the first member
+	// starts; until then nothing runs and the Restored condition says what is wrong. Set
+	// when the cluster is made: it cannot be added or changed later. A cluster whose every
+	// member lost its volume starts again from the snapshot, not empty.
+	// +optional
+	Restore *RestoreSource `json:"restore,omitempty"`
 }
 
 // PodPolicy shapes the member pods.

@@ -22,7 +22,8 @@ var (
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {
-	scheme.AddKnownTypes(GroupVersion, &EtcdCluster{}, &EtcdClusterList{}, &EtcdBackup{}, &EtcdBackupList{})
+	scheme.AddKnownTypes(GroupVersion, &EtcdCluster{}, &EtcdClusterList{}, &EtcdBackup{}, &EtcdBackupList{},
+		&EtcdRestore{}, &EtcdRestoreList{})
 	metav1.AddToGroupVersion(scheme, GroupVersion)
 	return nil
 }

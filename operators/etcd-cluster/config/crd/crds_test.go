@@ -9,5 +9,5 @@ import (
 
 // The REST API's OpenAPI document is valid and serves every kind the operator defines.
 func TestTheRESTAPIServesEveryKind(t *testing.T) {
-	restapitest.ExpectKinds(t, crd.Bases, "etcdbackups", "etcdclusters")
+	restapitest.ExpectKinds(t, crd.Bases, "etcdbackups", "etcdclusters", "etcdrestores")
 }

@@ -1,9 +1,14 @@
 package backup
 
 import (
+	"context"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 )
 
 // PeriodicKey names a periodic backup as the CoreOS operator does:
@@ -33,4 +38,30 @@ func Expired(objects []Object, keep string, maxBackups int, maxAge time.Duration
 	}
 	slices.Reverse(expired)
 	return expired
+}
+
+// Resolve is the key a restore from key reads: key itself when the store has it, else the
+// newest periodic backup written under it (the highest revision), so a restore can name an
+// EtcdBackup's path and get its latest backup.
+func Resolve(ctx context.Context, store *Store, key string) (string, error) {
+	objects, err := store.List(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	newest, newestRevision := "", int64(-1)
+	for _, o := range objects {
+		if o.Key == key {
+			return key, nil
+		}
+		rest, ok := strings.CutPrefix(o.Key, PeriodicPrefix(key))
+		digits, _, _ := strings.Cut(rest, "_")
+		if revision, err := strconv.ParseInt(digits, 10, 64); ok && err == nil && revision > newestRevision {
+			newest, newestRevision = o.Key, revision
+		}
+	}
+	if newest == "" {
+		return "", &Error{Reason: v1beta2.ReasonSnapshotNotFound,
+			Err: fmt.Errorf("bucket %q has no object %q, nor a periodic backup under it (%s<revision>_<time>)", store.bucket, key, PeriodicPrefix(key))}
+	}
+	return newest, nil
 }

@@ -192,6 +192,8 @@ func (s *Store) storeError(what string, err error) error {
 		case "InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "InvalidToken", "ExpiredToken",
 			"XAdminUserNotFound": // versitygw's unknown access key
 			return &Error{Reason: v1beta2.ReasonCredentialsInvalid, Err: fmt.Errorf("%s: the store refused the credentials: %s", what, api.ErrorMessage())}
+		case "NoSuchKey":
+			return &Error{Reason: v1beta2.ReasonSnapshotNotFound, Err: fmt.Errorf("%s: bucket %q has no such object", what, s.bucket)}
 		case "NoSuchBucket":
 			return &Error{Reason: v1beta2.ReasonStoreFailed, Err: fmt.Errorf("%s: bucket %q does not exist", what, s.bucket)}
 		}

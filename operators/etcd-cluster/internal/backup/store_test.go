@@ -162,3 +162,23 @@ func TestTakeStoresAVerifiedSnapshotOfTheRevision(t *testing.T) {
 		t.Errorf("record: member %q, version %q; want backuptest and the member's version", record.Member, record.EtcdVersion)
 	}
 }
+
+func TestResolveFindsTheObjectOrTheNewestPeriodicBackupUnderIt(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := rootStore()
+	for _, key := range []string{"resolve/exact", "resolve/exact_v99_2026-01-01-00:00:00", "resolve/p_v5_2026-01-03-00:00:00",
+		"resolve/p_v12_2026-01-01-00:00:00", "resolve/p_v9_2026-01-02-00:00:00", "resolve/p-other"} {
+		if _, err := s.Put(ctx, key, strings.NewReader("x"), func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, want := range map[string]string{"resolve/exact": "resolve/exact", "resolve/p": "resolve/p_v12_2026-01-01-00:00:00"} {
+		if got, err := backup.Resolve(ctx, s, key); err != nil || got != want {
+			t.Errorf("Resolve(%s) = %q, %v; want %q", key, got, err, want)
+		}
+	}
+	if _, err := backup.Resolve(ctx, s, "resolve/none"); backup.ReasonOf(err) != v1beta2.ReasonSnapshotNotFound {
+		t.Errorf("Resolve of nothing: %v (reason %s); want SnapshotNotFound", err, backup.ReasonOf(err))
+	}
+}

@@ -120,3 +120,13 @@ func (t *trailingHash) verify() (string, int64, error) {
 	}
 	return hex.EncodeToString(t.tail), t.size, nil
 }
+
+// VerifySnapshot reads a stored snapshot to its end and checks it as Verify does; it holds
+// no more than a read buffer.
+func VerifySnapshot(r io.Reader) (string, int64, error) {
+	h := newTrailingHash()
+	if _, err := io.Copy(h, r); err != nil {
+		return "", h.size, fmt.Errorf("reading the snapshot: %w", err)
+	}
+	return h.verify()
+}

@@ -123,25 +123,35 @@ func (s *S3) CreateBucket(ctx context.Context, name string) error {
 
 // StartEtcd runs a one-member etcd cluster with its data under dir.
 func StartEtcd(dir string) (*Server, error) {
+	clientURL, err := FreeURL()
+	if err != nil {
+		return nil, err
+	}
+	peerURL, err := FreeURL()
+	if err != nil {
+		return nil, err
+	}
+	return StartMember(filepath.Join(dir, "etcd"), "backuptest", clientURL, peerURL, filepath.Join(dir, "etcd.log"))
+}
+
+// StartMember runs the etcd member name of a one-member cluster on dataDir (a new one, or
+// data restored for it), logging to logPath.
+func StartMember(dataDir, name, clientURL, peerURL, logPath string) (*Server, error) {
 	assets, err := testenv.AssetsDir(".")
 	if err != nil {
 		return nil, err
 	}
-	client, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	peer, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	clientURL := fmt.Sprintf("http://127.0.0.1:%d", client)
-	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer)
-	cmd := exec.Command(filepath.Join(assets, "etcd"), "--name", "backuptest", "--data-dir", filepath.Join(dir, "etcd"), //nolint:gosec // bin/'s etcd
+	cmd := exec.Command(filepath.Join(assets, "etcd"), "--name", name, "--data-dir", dataDir, //nolint:gosec // bin/'s etcd
 		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "backuptest="+peerURL, "--quota-backend-bytes", strconv.Itoa(2<<30))
-	return start(cmd, clientURL, filepath.Join(dir, "etcd.log"))
+		"--initial-cluster", name+"="+peerURL, "--quota-backend-bytes", strconv.Itoa(2<<30))
+	return start(cmd, clientURL, logPath)
+}
+
+// FreeURL is an http URL of a free loopback port.
+func FreeURL() (string, error) {
+	port, err := freePort()
+	return fmt.Sprintf("http://127.0.0.1:%d", port), err
 }
 
 // start runs cmd, logging to logPath, and waits until url/health answers 200.

@@ -177,7 +177,7 @@ func (r *Reconciler) target(ctx context.Context, b *v1beta2.EtcdBackup) (backup.
 			if apierrors.IsNotFound(err) {
 				return t, &backup.Error{Reason: v1beta2.ReasonClusterNotFound, Err: fmt.Errorf("no EtcdCluster %q in namespace %s", b.Spec.ClusterName, b.Namespace)}
 			}
-			return t, readFailed(err)
+			return t, backup.ReadFailed(err)
 		}
 		addr := etcdcluster.DNSAddresses(c)
 		for i := range max(c.Spec.Size, c.Status.Size) {
@@ -191,7 +191,7 @@ func (r *Reconciler) target(ctx context.Context, b *v1beta2.EtcdBackup) (backup.
 	if tlsSecret == "" {
 		return t, nil
 	}
-	data, err := r.secretData(ctx, b.Namespace, tlsSecret)
+	data, err := backup.SecretData(ctx, r.APIReader, b.Namespace, tlsSecret)
 	if err != nil {
 		return t, err
 	}
@@ -209,32 +209,7 @@ func (r *Reconciler) target(ctx context.Context, b *v1beta2.EtcdBackup) (backup.
 
 // store is the bucket of b's s3.path, with the credentials of its awsSecret.
 func (r *Reconciler) store(ctx context.Context, b *v1beta2.EtcdBackup) (*backup.Store, error) {
-	data, err := r.secretData(ctx, b.Namespace, b.Spec.S3.AWSSecret)
-	if err != nil {
-		return nil, err
-	}
-	creds, err := backup.CredentialsFrom(data)
-	if err != nil {
-		return nil, &backup.Error{Reason: v1beta2.ReasonCredentialsInvalid, Err: fmt.Errorf("awsSecret %s: %w", b.Spec.S3.AWSSecret, err)}
-	}
-	return backup.NewS3Store(b.Spec.S3, creds), nil
-}
-
-func (r *Reconciler) secretData(ctx context.Context, namespace, name string) (map[string][]byte, error) {
-	s := &corev1.Secret{}
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, &backup.Error{Reason: v1beta2.ReasonCredentialsInvalid, Err: fmt.Errorf("no Secret %q in namespace %s", name, namespace)}
-		}
-		return nil, readFailed(err)
-	}
-	return s.Data, nil
-}
-
-// readFailed is a failed read of the API server: retried, and reported as such rather than
-// as the cluster's or the store's fault.
-func readFailed(err error) error {
-	return &backup.Error{Reason: conditions.ReasonReconcileFailed, Err: err}
+	return backup.OpenStore(ctx, r.APIReader, b.Namespace, b.Spec.S3)
 }
 
 // prune deletes the periodic backups retention no longer keeps. A failure is reported and

@@ -62,6 +62,9 @@ type Reconciler struct {
 	// ProxyEnv are the cluster's proxy settings OLM gives the manager (HTTP_PROXY, HTTPS_PROXY,
 	// NO_PROXY), passed on to every member.
 	ProxyEnv []corev1.EnvVar
+	// OperatorImage is the manager's own image: the first member of a cluster with
+	// spec.restore runs it to restore the snapshot (manager restore-member).
+	OperatorImage string
 
 	// CertManager watches the Certificates clusters own once cert-manager is installed.
 	CertManager *optionalkind.Watch
@@ -121,7 +124,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster
 	var report membership.Report
 	tlsRun, err := r.reconcileTLS(ctx, c)
 	if err == nil {
-		template := memberTemplate{version: version, tlsSecret: tlsRun.secret, proxyEnv: r.ProxyEnv}
+		template := memberTemplate{version: version, tlsSecret: tlsRun.secret, proxyEnv: r.ProxyEnv, restoreImage: r.OperatorImage}
 		step, report, err = r.reconcileMembers(ctx, c, r.engine(c, template, tlsRun.dial), template, tlsRun)
 	}
 	_, isNotOwned := ensure.IsNotOwned(err)

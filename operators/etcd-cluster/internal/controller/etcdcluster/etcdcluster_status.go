@@ -151,6 +151,8 @@ func setConditions(c *v1beta2.EtcdCluster, oc outcome, n memberCounts, addr memb
 			fmt.Sprintf("no member answers at %s", addr.ClientURL(0)))
 	}
 
+	setRestored(c, oc, available)
+
 	progress, changing := progressReasons[step.Action]
 	if step.Action == membership.ActionWait && step.ID != 0 {
 		progress, changing = v1beta2.ReasonPromotingLearner, true
@@ -202,6 +204,9 @@ func setConditions(c *v1beta2.EtcdCluster, oc outcome, n memberCounts, addr memb
 func degraded(oc outcome, healthyVoters, voters int, available bool) (string, string) {
 	rep, step, upgradeErr := oc.report, oc.step, oc.upgradeErr
 	o := rep.Observed
+	if e, ok := restoreFailure(oc); ok {
+		return e.Reason, fmt.Sprintf("the first member cannot start from the snapshot, and waits: %v", oc.stepErr)
+	}
 	switch {
 	case oc.stepErr != nil:
 		return conditions.ErrorReason(oc.stepErr), fmt.Sprintf("%s of member %d failed, and is retried: %v", step.Action, step.Ordinal, oc.stepErr)

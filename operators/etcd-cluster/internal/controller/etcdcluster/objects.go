@@ -176,9 +176,10 @@ func fromAnnotation(name, annotation string) corev1.EnvVar {
 
 // memberTemplate is what members start with besides the spec.
 type memberTemplate struct {
-	version   string          // of the image
-	tlsSecret string          // the operator's copy of the certificates, with TLS on
-	proxyEnv  []corev1.EnvVar // the cluster's proxy settings
+	version      string          // of the image
+	tlsSecret    string          // the operator's copy of the certificates, with TLS on
+	proxyEnv     []corev1.EnvVar // the cluster's proxy settings
+	restoreImage string          // the operator's, which restores the first member of a cluster with spec.restore
 }
 
 // statefulSet runs the members: one pod and one volume per member. Membership is not changed
@@ -229,8 +230,13 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, t memberTemplate) *apps
 		SecurityContext: pods.RestrictedContainerSecurityContext(&corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}),
 	}
 	var volumes []corev1.Volume
+	var initContainers []corev1.Container
+	if c.Spec.Restore != nil {
+		init, volume := restoreContainer(c, t.restoreImage, container.Env)
+		initContainers, volumes = append(initContainers, init), append(volumes, volume)
+	}
 	if c.Spec.TLS != nil {
-		volumes = withTLS(c, &container, t.tlsSecret)
+		volumes = append(volumes, withTLS(c, &container, t.tlsSecret)...)
 	}
 	return &appsv1.StatefulSet{
 		ObjectMeta: objectMeta(c, c.Name),
@@ -260,6 +266,7 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, t memberTemplate) *apps
 					Affinity:                     memberAntiAffinity(c, policy.AntiAffinity),
 					Tolerations:                  policy.Tolerations,
 					SecurityContext:              podSecurityContext(),
+					InitContainers:               initContainers,
 					Containers:                   []corev1.Container{container},
 					Volumes:                      volumes,
 				},

@@ -139,6 +139,14 @@ func (s *statefulSetRunner) Release(ctx context.Context, ordinal int, initialClu
 		return nil
 	}
 	patch := client.MergeFromWithOptions(pod.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	if state == "new" && s.c.Spec.Restore != nil {
+		key, sum, err := s.r.checkSnapshot(ctx, s.c)
+		if err != nil {
+			return err
+		}
+		metav1.SetMetaDataAnnotation(&pod.ObjectMeta, v1beta2.RestoreKeyAnnotation, key)
+		metav1.SetMetaDataAnnotation(&pod.ObjectMeta, v1beta2.RestoreSHA256Annotation, sum)
+	}
 	metav1.SetMetaDataAnnotation(&pod.ObjectMeta, v1beta2.InitialClusterAnnotation, initialCluster)
 	metav1.SetMetaDataAnnotation(&pod.ObjectMeta, v1beta2.InitialClusterStateAnnotation, state)
 	pod.Spec.SchedulingGates = slices.DeleteFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == v1beta2.StartGate })

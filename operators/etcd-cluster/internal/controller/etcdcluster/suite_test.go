@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup/backuptest"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/shared/testenv"
 )
@@ -29,10 +30,17 @@ var (
 	writes     *testenv.WriteCounter
 	events     *testenv.EventCounter
 	logs       *testenv.LogRecorder
+	// The S3 store restores read from (bucket "restores"), and an etcd member whose
+	// snapshots they restore.
+	store  *backuptest.S3
+	member *backuptest.Server
 	// loopback maps a cluster (namespace/name) to members a test runs as local etcd
 	// processes; every other cluster is addressed by cluster DNS, which nothing answers here.
 	loopback sync.Map
 )
+
+// testOperatorImage is the image the managers say they run.
+const testOperatorImage = "registry.example/quintet/etcd-cluster:test"
 
 // fieldOwners are the field managers of the two managers, as cmd/main.go names them.
 var fieldOwners = map[bool]string{false: "etcd-cluster", true: "etcd-cluster-clusterwide"}
@@ -52,6 +60,12 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	defer func() { must(env.Stop()) }()
+	var stopServers func()
+	if store, member, stopServers, err = backuptest.StartAll("restores"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stopServers()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var running []func() error
@@ -68,7 +82,7 @@ func runSuite(m *testing.M) int {
 		}, FieldOwner: fieldOwners[clusterWide], EventSource: "etcd-test"})
 		must(err)
 		r := &Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events, ClusterWide: clusterWide,
-			Addresses: testAddresses}
+			Addresses: testAddresses, OperatorImage: testOperatorImage}
 		must(r.SetupWithManager(mgr))
 		if !clusterWide {
 			reconciler, cached, writes, events, logs = r, mgr.GetCache(), mgr.Writes, mgr.Events, mgr.Logs
