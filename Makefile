@@ -474,7 +474,7 @@ images: $(KUBE_BIN)/.built $(VERSITYGW) $(ETCD_PREVIOUS) $(ETCD_CLUSTER_PREVIOUS
 ##@ Benchmarks
 
 .PHONY: bench-gordon bench-minimart bench-restapi bench-etcd-backup
-bench-etcd-backup: $(KUBE_BIN)/.built $(VERSITYGW) ## An EtcdBackup of a BENCH_DB_MIB (256) MiB database, real etcd to real versitygw on loopback: time, throughput, peak RSS.
+bench-etcd-backup: $(KUBE_BIN)/.built $(VERSITYGW) ## An EtcdBackup of a BENCH_DB_MIB (256) MiB database, real etcd to real versitygw on loopback, and its restore: time, throughput, peak RSS.
 	cd operators/etcd-cluster && go test -tags bench -run TestBenchBackup -count=1 -timeout 20m -v ./internal/backup/ 2>&1 | tee $(LOCAL)/bench-etcd-backup.log | grep -v "^=== RUN"
 bench-restapi: tools-test ## What the REST API adds to a request: p50/p99 of 1000 GETs through it and straight to the API server.
 	cd shared && go test -tags bench -run TestBenchRESTAPILatency -count=1 -v ./restapi/ 2>&1 | tee $(LOCAL)/bench-restapi.log | grep -v "^=== RUN"

@@ -111,7 +111,8 @@ done
 
 # Reasons a sample cannot be Ready on kwok nodes, where containers do not run: its status
 # says so, and the demo accepts that truth instead of waiting for what cannot happen.
-UNREADY_ON_KWOK="MembersUnreachable WaitingForCluster"
+# (An EtcdRestore there finds no store and no awsSecret: CredentialsInvalid.)
+UNREADY_ON_KWOK="MembersUnreachable WaitingForCluster CredentialsInvalid"
 
 # wait_ready OBJECT CONDITION [REASONS]: wait until the condition is True, or its reason is
 # one of REASONS.
@@ -155,7 +156,9 @@ done
 if [ -z "$real_node" ] && k get -n "$NS" etcdclusters -o name 2>/dev/null | grep -q .; then
   echo "(An EtcdCluster on kwok nodes says MembersUnreachable: kwok runs no containers, so no etcd answers."
   echo " With the real node, make demo runs it there, with three real etcd members, and its"
-  echo " EtcdBackup, WaitingForCluster here, backs it up to the local cluster's S3 store.)"
+  echo " EtcdBackup, WaitingForCluster here, backs it up to the local cluster's S3 store, and its"
+  echo " EtcdRestore, CredentialsInvalid here (no store runs), restores the newest backup into"
+  echo " example-etcd-cluster-restored.)"
 fi
 if [ -n "$real_node" ] && k get -n "$NS" service greeter-v1-entrypoint >/dev/null 2>&1; then
   echo

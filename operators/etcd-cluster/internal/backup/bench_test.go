@@ -4,19 +4,25 @@ package backup_test
 
 import (
 	"bufio"
+	"context"
 	"crypto/rand"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup/backuptest"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
 )
 
 // TestBenchBackup (make bench-etcd-backup): a database of BENCH_DB_MIB (256) MiB of
@@ -77,6 +83,43 @@ func TestBenchBackup(t *testing.T) {
 	fmt.Printf("  %-34s %10s %9.0f MiB/s   (%.2f× the bare read)\n", "backup: snapshot, verify, store", took, mb/took.Seconds(), took.Seconds()/bareTime.Seconds())
 	fmt.Printf("  peak RSS of this process during the backup: %.0f MiB, %.0f MiB over its RSS before it: %.3f of the database's size\n",
 		float64(peak)/(1<<20), float64(peak-before)/(1<<20), float64(peak-before)/float64(record.Size))
+	benchRestore(t, record)
+}
+
+// benchRestore restores the backup as a restoring cluster's first member does (download,
+// check, etcdutl's restore) and starts etcd on it, and prints the times and the peak RSS.
+func benchRestore(t *testing.T, record v1beta2.BackupRecord) {
+	peerURL, err := backuptest.FreeURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientURL, err := backuptest.FreeURL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := restore.Member{Name: "bench", DataDir: filepath.Join(t.TempDir(), "data"), PeerURL: peerURL, InitialCluster: "bench=" + peerURL,
+		InitialClusterState: "new", Token: "bench", SHA256: record.SHA256}
+	before := resetPeakRSS(t)
+	start := time.Now()
+	if _, err := restore.Restore(t.Context(), zap.NewNop(), m, func(ctx context.Context) (io.ReadCloser, error) {
+		return rootStore().Get(ctx, "bench/etcd.db")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	peak := rssKiB(t, "VmHWM") << 10
+	start = time.Now()
+	server, err := backuptest.StartMember(m.DataDir, m.Name, clientURL, peerURL, filepath.Join(t.TempDir(), "etcd.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving := time.Since(start)
+	server.Stop()
+	mb := float64(record.Size) / (1 << 20)
+	fmt.Printf("  %-34s %10s %9.0f MiB/s\n", "restore: download, verify, etcdutl", took.Round(time.Millisecond), mb/took.Seconds())
+	fmt.Printf("  %-34s %10s\n", "etcd started on it, until healthy", serving.Round(time.Millisecond))
+	fmt.Printf("  peak RSS of this process during the restore: %.0f MiB over its RSS before it (etcdutl maps the database)\n",
+		float64(peak-before)/(1<<20))
 }
 
 // resetPeakRSS resets this process's peak RSS (VmHWM) to its current RSS, and returns it.

@@ -141,7 +141,13 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster
 	case err != nil:
 		// What the pass saw is still true: the status says it, and that the step failed; it
 		// is retried with back-off.
-		setStatus(c, outcome{report: report, step: step, upgradeErr: upgradeErr, stepErr: err, tls: tlsRun, now: time.Now()}, r.addresses(c))
+		oc := outcome{report: report, step: step, upgradeErr: upgradeErr, stepErr: err, tls: tlsRun, now: time.Now()}
+		setStatus(c, oc, r.addresses(c))
+		if e, ok := restoreFailure(oc); ok && e.Reason != v1beta2.ReasonSnapshotCorrupt {
+			// Waits for the user (a Secret, an object, a bucket): look again soon, without
+			// backing off. A corrupt snapshot backs off: each look reads it whole.
+			return ctrl.Result{RequeueAfter: requeueUnreachable}, nil
+		}
 		return ctrl.Result{}, err
 	}
 	r.recordStep(ctx, c, step)
