@@ -37,6 +37,9 @@ type etcdStatus struct {
 		ID      string `json:"id"`
 		Ready   bool   `json:"ready"`
 		Learner bool   `json:"learner"`
+		DBSize  int64  `json:"dbSize"`
+		// LastDefragmentTime is when the operator last defragmented the member.
+		LastDefragmentTime *metav1.Time `json:"lastDefragmentTime"`
 	} `json:"members"`
 	TLS struct {
 		Secret       string `json:"secret"`
@@ -364,6 +367,47 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, SpecPrio
 
 		Eventually(func() (string, error) { return etcdGet(ctx, endpoint, key) }).WithContext(ctx).Should(Equal(value))
 		traffic.stopAndCheck(ctx)
+	})
+
+	It("defragments members with free pages one at a time, followers first and the leader last, under traffic, with no failed request", robustnessScenario, func(ctx SpecContext) {
+		before := expectEtcdReady(ctx, cluster, 3, previous)
+		c := etcdTLSClient(ctx, cluster, nil)
+		By("writing 24 MiB, deleting it and compacting: the members' databases keep their size, most of it free pages")
+		value := strings.Repeat("d", 512<<10)
+		for i := range 48 {
+			_, err := c.Put(ctx, fmt.Sprintf("/defrag/%02d", i), value)
+			Expect(err).NotTo(HaveOccurred())
+		}
+		deleted, err := c.Delete(ctx, "/defrag/", clientv3.WithPrefix())
+		Expect(err).NotTo(HaveOccurred())
+		_, err = c.Compact(ctx, deleted.Header.Revision, clientv3.WithCompactPhysical())
+		Expect(err).NotTo(HaveOccurred())
+
+		traffic := startEtcdTraffic(ctx, cluster, "defragmentation")
+		patchEtcdSpec(ctx, cluster, `{"spec":{"defragmentation":{"freePercent":50,"minDBSize":"16Mi"}}}`)
+		var after etcdStatus
+		Eventually(func(g Gomega) {
+			after = getEtcdStatus(ctx, g, cluster)
+			for _, m := range after.Members {
+				g.Expect(m.LastDefragmentTime).NotTo(BeNil(), "member %s defragmented", m.Name)
+			}
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		row := traffic.stopAndCheck(ctx)
+		Expect(row.Report.Failed+row.Report.Unknown).To(BeZero(), "no client request failed or timed out during the defragmentations: %s", row)
+
+		By("followers first, the leader last, each database smaller")
+		var leaderTime, lastFollower time.Time
+		for _, m := range after.Members {
+			t := m.LastDefragmentTime.Time
+			if m.Name == before.leader() {
+				leaderTime = t
+			} else if t.After(lastFollower) {
+				lastFollower = t
+			}
+			Expect(m.DBSize).To(BeNumerically("<", 16<<20), "member %s's database after", m.Name)
+		}
+		Expect(leaderTime.Before(lastFollower)).To(BeFalse(), "the leader is defragmented last")
+		patchEtcdSpec(ctx, cluster, `{"spec":{"defragmentation":{"freePercent":50,"minDBSize":"64Mi"}}}`)
 	})
 
 	It("replaces a member whose pod and data are lost, with a new member ID", robustnessScenario, func(ctx SpecContext) {

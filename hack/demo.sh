@@ -143,7 +143,7 @@ created() {
 }
 
 echo "== Summary (namespace $NS)"
-printf '%-14s %-28s %-6s %-25s %s\n' KIND NAME READY REASON CREATED
+printf '%-14s %-30s %-6s %-25s %s\n' KIND NAME READY REASON CREATED
 for o in "${objects[@]}"; do
   kind=$(k get -n "$NS" "$o" -o jsonpath='{.kind}')
   name=$(k get -n "$NS" "$o" -o jsonpath='{.metadata.name}')
@@ -151,7 +151,7 @@ for o in "${objects[@]}"; do
   cond=Ready; [ "$kind" = Deployment ] && cond=Available
   ready=$(k get -n "$NS" "$o" -o jsonpath="{.status.conditions[?(@.type==\"$cond\")].status}")
   reason=$(k get -n "$NS" "$o" -o jsonpath="{.status.conditions[?(@.type==\"$cond\")].reason}")
-  printf '%-14s %-28s %-6s %-25s %s\n' "$kind" "$name" "$ready" "$reason" "$(created "$uid")"
+  printf '%-14s %-30s %-6s %-25s %s\n' "$kind" "$name" "$ready" "$reason" "$(created "$uid")"
 done
 if [ -z "$real_node" ] && k get -n "$NS" etcdclusters -o name 2>/dev/null | grep -q .; then
   echo "(An EtcdCluster on kwok nodes says MembersUnreachable: kwok runs no containers, so no etcd answers."

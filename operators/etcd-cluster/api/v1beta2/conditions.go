@@ -65,6 +65,11 @@ const (
 	ReasonRenewedByOperator    = "RenewedByOperator"
 	ReasonRenewedByCertManager = "RenewedByCertManager"
 	ReasonEvenSize             = "EvenSize"
+	// Events of defragmentations (and DefragmentationRecord's reasons: Scheduled, FreePages).
+	ReasonDefragmented     = "Defragmented"
+	ReasonDefragmentFailed = "DefragmentFailed"
+	ReasonScheduled        = "Scheduled"
+	ReasonFreePages        = "FreePages"
 	ReasonUnsafeMembershipSkip = "UnsafeMembershipChangeRefused"
 )
 

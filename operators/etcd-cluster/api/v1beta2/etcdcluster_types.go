@@ -77,6 +77,38 @@ type EtcdClusterSpec struct {
 	// member lost its volume starts again from the snapshot, not empty.
 	// +optional
 	Restore *RestoreSource `json:"restore,omitempty"`
+
+	// defragmentation is when the operator defragments members (gives a database's free
+	// pages back to the disk): one member at a time, followers first and the leader last,
+	// only while the cluster is Ready (every member a healthy voter, no alarm, nothing
+	// changing). By default a member is defragmented once its database is at least 64Mi and
+	// half free pages.
+	// +kubebuilder:default={}
+	// +optional
+	Defragmentation *DefragmentationPolicy `json:"defragmentation,omitempty"`
+}
+
+// DefragmentationPolicy is when members are defragmented.
+type DefragmentationPolicy struct {
+	// schedule defragments every member at the times of a cron expression, in UTC: five
+	// fields (minute hour day-of-month month day-of-week) or a descriptor such as @daily.
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('@') || self.split(' ').filter(f, f != '').size() == 5",message="schedule is a cron expression of five fields, such as \"0 3 * * 0\", or a descriptor such as @weekly"
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+
+	// freePercent defragments a member whose database is at least this much free pages
+	// (size minus size in use, in percent of its size) and at least minDBSize. 0 turns it off.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=99
+	// +kubebuilder:default=50
+	// +optional
+	FreePercent int32 `json:"freePercent"`
+
+	// minDBSize is the smallest database freePercent defragments.
+	// +kubebuilder:default="64Mi"
+	// +optional
+	MinDBSize *resource.Quantity `json:"minDBSize,omitempty"`
 }
 
 // PodPolicy shapes the member pods.
@@ -170,6 +202,45 @@ type MemberStatus struct {
 	// learner is true while the member is a non-voting learner catching up.
 	// +optional
 	Learner bool `json:"learner,omitempty"`
+	// dbSize is the size of the member's database file, in bytes.
+	// +optional
+	DBSize int64 `json:"dbSize,omitempty"`
+	// dbSizeInUse is the part of it holding data; the rest is free pages a defragmentation
+	// gives back.
+	// +optional
+	DBSizeInUse int64 `json:"dbSizeInUse,omitempty"`
+	// lastDefragmentTime is when the operator last defragmented the member.
+	// +optional
+	LastDefragmentTime *metav1.Time `json:"lastDefragmentTime,omitempty"`
+}
+
+// DefragmentationStatus is what the defragmentations did, and what is due.
+type DefragmentationStatus struct {
+	// last defragmentation.
+	// +optional
+	Last *DefragmentationRecord `json:"last,omitempty"`
+	// scheduledRun is the scheduled time whose run is under way: every member
+	// defragmented before it is, one at a time.
+	// +optional
+	ScheduledRun *metav1.Time `json:"scheduledRun,omitempty"`
+	// nextScheduleTime is when the next scheduled run is due.
+	// +optional
+	NextScheduleTime *metav1.Time `json:"nextScheduleTime,omitempty"`
+}
+
+// DefragmentationRecord is one member defragmented.
+type DefragmentationRecord struct {
+	// member defragmented.
+	Member string `json:"member"`
+	// time it started.
+	Time metav1.Time `json:"time"`
+	// duration: the member served nothing for this long.
+	Duration metav1.Duration `json:"duration"`
+	// dbSizeBefore and dbSizeAfter, in bytes.
+	DBSizeBefore int64 `json:"dbSizeBefore"`
+	DBSizeAfter  int64 `json:"dbSizeAfter"`
+	// reason: Scheduled, or FreePages (past freePercent).
+	Reason string `json:"reason"`
 }
 
 // EtcdClusterStatus is the observed state of an etcd cluster.
@@ -206,6 +277,9 @@ type EtcdClusterStatus struct {
 	// tls is what the cluster's TLS runs with, when on.
 	// +optional
 	TLS *TLSStatus `json:"tls,omitempty"`
+	// defragmentation: the last one, and the schedule's.
+	// +optional
+	Defragmentation *DefragmentationStatus `json:"defragmentation,omitempty"`
 	// conditions: Ready, Available, Progressing, Degraded.
 	// +listType=map
 	// +listMapKey=type

@@ -31,6 +31,9 @@ type Status struct {
 	RaftIndex uint64
 	Version   string
 	IsLearner bool
+	// DBSize is the size of the member's database file; DBSizeInUse the part of it that holds
+	// data: the rest is free pages a defragmentation gives back.
+	DBSize, DBSizeInUse int64
 }
 
 // Alarm is an alarm a member raised: "NOSPACE" when its backend reached its quota,
@@ -52,6 +55,9 @@ type Client interface {
 	MemberRemove(ctx context.Context, id uint64) error
 	// Status asks the member serving clientURL for its status.
 	Status(ctx context.Context, clientURL string) (Status, error)
+	// Defragment rewrites the database of the member serving clientURL without its free
+	// pages. The member serves nothing until it is done.
+	Defragment(ctx context.Context, clientURL string) error
 	// Alarms lists the cluster's raised alarms, such as NOSPACE.
 	Alarms(ctx context.Context) ([]Alarm, error)
 	// ActivePeers asks the member serving clientURL which peers it is connected to, from
@@ -156,7 +162,15 @@ func (c *client) Status(ctx context.Context, clientURL string) (Status, error) {
 	if err != nil {
 		return Status{}, fmt.Errorf("status of %s: %w", clientURL, err)
 	}
-	return Status{Leader: resp.Leader, RaftIndex: resp.RaftIndex, Version: resp.Version, IsLearner: resp.IsLearner}, nil
+	return Status{Leader: resp.Leader, RaftIndex: resp.RaftIndex, Version: resp.Version, IsLearner: resp.IsLearner,
+		DBSize: resp.DbSize, DBSizeInUse: resp.DbSizeInUse}, nil
+}
+
+func (c *client) Defragment(ctx context.Context, clientURL string) error {
+	if _, err := c.c.Defragment(ctx, clientURL); err != nil {
+		return fmt.Errorf("defragmenting %s: %w", clientURL, err)
+	}
+	return nil
 }
 
 func (c *client) Alarms(ctx context.Context) ([]Alarm, error) {

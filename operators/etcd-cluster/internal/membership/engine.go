@@ -107,6 +107,7 @@ func (e *Engine) Observe(ctx context.Context) (Report, error) {
 			st, err := request(ctx, e.timeout(), func(ctx context.Context) (etcd.Status, error) { return c.Status(ctx, e.Addr.ClientURL(ordinal)) })
 			if err == nil {
 				member.Healthy, member.Index, member.Version = true, st.RaftIndex, st.Version
+				member.DBSize, member.DBSizeInUse = st.DBSize, st.DBSizeInUse
 				if st.Leader == m.ID {
 					report.Leader, report.Observed.LeaderIndex, leaderURL = m.ID, st.RaftIndex, e.Addr.ClientURL(ordinal)
 				}
@@ -288,4 +289,19 @@ func versionPart(parts []string, i int) int {
 	}
 	n, _ := strconv.Atoi(parts[i])
 	return n
+}
+
+// Defragment defragments the member of ordinal, within timeout, and returns its status after.
+// The member serves nothing meanwhile: the caller picks one the cluster can spare.
+func (e *Engine) Defragment(ctx context.Context, o Observed, ordinal int, timeout time.Duration) (etcd.Status, error) {
+	c, err := e.dial(ctx, o.Workloads, none)
+	if err != nil {
+		return etcd.Status{}, err
+	}
+	defer func() { _ = c.Close() }()
+	url := e.Addr.ClientURL(ordinal)
+	if _, err := request(ctx, timeout, func(ctx context.Context) (struct{}, error) { return struct{}{}, c.Defragment(ctx, url) }); err != nil {
+		return etcd.Status{}, err
+	}
+	return request(ctx, e.timeout(), func(ctx context.Context) (etcd.Status, error) { return c.Status(ctx, url) })
 }

@@ -39,6 +39,8 @@ type Member struct {
 	Healthy bool // it answered a status request
 	Index   uint64
 	Version string
+	// DBSize and DBSizeInUse of its database, as it reports them (when Healthy).
+	DBSize, DBSizeInUse int64
 	// Unreachable: neither the operator nor the leader has reached it for the replacement
 	// delay. Its workload's state tells whether it may be replaced.
 	Unreachable bool

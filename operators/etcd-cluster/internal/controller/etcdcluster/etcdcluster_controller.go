@@ -122,10 +122,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster
 	version, upgradeErr := imageVersion(c)
 	var step membership.Step
 	var report membership.Report
+	var engine *membership.Engine
 	tlsRun, err := r.reconcileTLS(ctx, c)
 	if err == nil {
 		template := memberTemplate{version: version, tlsSecret: tlsRun.secret, proxyEnv: r.ProxyEnv, restoreImage: r.OperatorImage}
-		step, report, err = r.reconcileMembers(ctx, c, r.engine(c, template, tlsRun.dial), template, tlsRun)
+		engine = r.engine(c, template, tlsRun.dial)
+		step, report, err = r.reconcileMembers(ctx, c, engine, template, tlsRun)
 	}
 	_, isNotOwned := ensure.IsNotOwned(err)
 	switch {
@@ -151,8 +153,18 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster
 		return ctrl.Result{}, err
 	}
 	r.recordStep(ctx, c, step)
-	setStatus(c, outcome{report: report, step: step, upgradeErr: upgradeErr, tls: tlsRun, now: time.Now()}, r.addresses(c))
-	return ctrl.Result{RequeueAfter: requeueAfter(step, report)}, nil
+	now := time.Now()
+	setStatus(c, outcome{report: report, step: step, upgradeErr: upgradeErr, tls: tlsRun, now: now}, r.addresses(c))
+	requeue := requeueAfter(step, report)
+	if conditions.IsTrue(c, conditions.ReadyCondition) && !c.Spec.Paused {
+		// Only a Ready cluster is defragmented: every member a healthy voter, nothing changing.
+		after, err := r.reconcileDefragmentation(ctx, c, engine, report, now)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		requeue = min(requeue, after)
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
 // reconcileMembers keeps the cluster's objects current and takes one membership step; a

@@ -96,9 +96,15 @@ func setMembers(c *v1beta2.EtcdCluster, rep membership.Report, addr membership.A
 	st := &c.Status
 	var n memberCounts
 	if o.Reachable {
+		defragmented := map[string]*metav1.Time{}
+		for _, m := range st.Members {
+			defragmented[m.ID] = m.LastDefragmentTime
+		}
 		st.Members = st.Members[:0]
 		for _, m := range o.Members {
-			st.Members = append(st.Members, v1beta2.MemberStatus{Name: addr.Name(m.Ordinal), ID: fmt.Sprintf("%x", m.ID), Ready: m.Healthy, Learner: m.Learner})
+			id := fmt.Sprintf("%x", m.ID)
+			st.Members = append(st.Members, v1beta2.MemberStatus{Name: addr.Name(m.Ordinal), ID: id, Ready: m.Healthy, Learner: m.Learner,
+				DBSize: m.DBSize, DBSizeInUse: m.DBSizeInUse, LastDefragmentTime: defragmented[id]})
 			switch {
 			case m.Learner:
 				n.learners++
