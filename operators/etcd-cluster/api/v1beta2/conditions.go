@@ -66,10 +66,10 @@ const (
 	ReasonRenewedByCertManager = "RenewedByCertManager"
 	ReasonEvenSize             = "EvenSize"
 	// Events of defragmentations (and DefragmentationRecord's reasons: Scheduled, FreePages).
-	ReasonDefragmented     = "Defragmented"
-	ReasonDefragmentFailed = "DefragmentFailed"
-	ReasonScheduled        = "Scheduled"
-	ReasonFreePages        = "FreePages"
+	ReasonDefragmented         = "Defragmented"
+	ReasonDefragmentFailed     = "DefragmentFailed"
+	ReasonScheduled            = "Scheduled"
+	ReasonFreePages            = "FreePages"
 	ReasonUnsafeMembershipSkip = "UnsafeMembershipChangeRefused"
 )
 
