@@ -84,6 +84,58 @@ func TestBenchBackup(t *testing.T) {
 	fmt.Printf("  peak RSS of this process during the backup: %.0f MiB, %.0f MiB over its RSS before it: %.3f of the database's size\n",
 		float64(peak)/(1<<20), float64(peak-before)/(1<<20), float64(peak-before)/float64(record.Size))
 	benchRestore(t, record)
+	benchDefragment(t, c)
+}
+
+// benchDefragment deletes the values and compacts, then defragments the member while a
+// client writes and reads, and prints the time it took, what it freed and the longest request.
+func benchDefragment(t *testing.T, c *clientv3.Client) {
+	ctx := t.Context()
+	deleted, err := c.Delete(ctx, "bench/", clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Compact(ctx, deleted.Header.Revision, clientv3.WithCompactPhysical()); err != nil {
+		t.Fatal(err)
+	}
+	before, err := c.Status(ctx, member.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, longest := make(chan struct{}), make(chan time.Duration)
+	go func() {
+		var worst time.Duration
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				longest <- worst
+				return
+			default:
+			}
+			start := time.Now()
+			if _, err := c.Put(ctx, "defrag/probe", strconv.Itoa(i)); err == nil {
+				_, _ = c.Get(ctx, "defrag/probe")
+			}
+			worst = max(worst, time.Since(start))
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	if _, err := c.Defragment(ctx, member.URL); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	worst := <-longest
+	after, err := c.Status(ctx, member.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Printf("  defragmentation after deleting every value: %s, database %.0f → %.0f MiB; longest put+get meanwhile %s\n",
+		took.Round(time.Millisecond), float64(before.DbSize)/(1<<20), float64(after.DbSize)/(1<<20), worst.Round(time.Millisecond))
+	fmt.Printf("  (one member: it serves nothing while it is defragmented; in a cluster the operator takes one member at a time)\n")
 }
 
 // benchRestore restores the backup as a restoring cluster's first member does (download,
