@@ -24,6 +24,7 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -122,7 +123,12 @@ func snapshotKeys(snapshot []byte, prefix string) (map[string][]byte, int64) {
 
 // backupStatus is the part of an EtcdBackup's status these specs read.
 type backupStatus struct {
-	etcdStatus // its conditions
+	etcdStatus                   // its conditions
+	LastSuccessDate *metav1.Time `json:"lastSuccessDate"`
+	LastFailure     *struct {
+		Reason  string `json:"reason"`
+		Message string `json:"message"`
+	} `json:"lastFailure"`
 	LastBackup struct {
 		Path         string `json:"path"`
 		Member       string `json:"member"`
@@ -168,14 +174,14 @@ func expectBackupOf(ctx context.Context, cluster, backup *unstructured.Unstructu
 	}
 }
 
-// etcdRestore is the CoreOS EtcdRestore of the snapshot at bucket/key (awsSecret "aws")
-// into a new cluster name of 3 members of version on the real node.
-func etcdRestore(ns, name, path, version string) *unstructured.Unstructured {
+// etcdRestore is the CoreOS EtcdRestore name of the snapshot at path (awsSecret "aws") into
+// a new cluster of 3 members of version on the real node.
+func etcdRestore(ns, name, cluster, path, version string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdRestore",
 		"metadata": map[string]any{"name": name, "namespace": ns},
 		"spec": map[string]any{
-			"etcdCluster":       map[string]any{"name": name},
+			"etcdCluster":       map[string]any{"name": cluster},
 			"backupStorageType": "S3",
 			"s3":                map[string]any{"path": path, "awsSecret": "aws", "endpoint": inClusterS3, "forcePathStyle": true},
 			"clusterSpec": map[string]any{"size": int64(3), "version": version, "repository": requiredEnv("E2E_IMAGES") + "/etcd",
@@ -211,4 +217,39 @@ func readKeys(ctx context.Context, c *clientv3.Client, prefix string) map[string
 		kvs[string(kv.Key)] = kv.Value
 	}
 	return kvs
+}
+
+// expectRestored waits for restore to succeed and its cluster to be Ready with 3 members.
+func expectRestored(ctx context.Context, restore, cluster *unstructured.Unstructured, version string) {
+	Eventually(func(g Gomega) {
+		st := getStatus[restoreStatus](ctx, g, restore)
+		g.Expect(st.condition("Ready")).To(Equal("True"), "Ready: %s %s", st.reason("Ready"), st.message("Ready"))
+		g.Expect(st.Succeeded).To(BeTrue())
+	}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
+	expectEtcdReady(ctx, cluster, 3, version)
+	Expect(getEtcdStatus(ctx, Default, cluster).condition("Restored")).To(Equal("True"))
+}
+
+// etcdClusterRef is the EtcdCluster name in ns, to read.
+func etcdClusterRef(ns, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
+		"metadata": map[string]any{"name": name, "namespace": ns}}}
+}
+
+// storedObjects lists the keys under prefix in bucket.
+func storedObjects(ctx context.Context, store *s3.Client, bucket, prefix string) []string {
+	out, err := store.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
+	Expect(err).NotTo(HaveOccurred())
+	var keys []string
+	for _, o := range out.Contents {
+		keys = append(keys, *o.Key)
+	}
+	return keys
+}
+
+// expectWholeSnapshot checks that an object is an etcd snapshot whose SHA-256 matches.
+func expectWholeSnapshot(snapshot []byte, key string) {
+	Expect(len(snapshot)%512).To(Equal(sha256.Size), "%s: a database of whole pages and its SHA-256", key)
+	sum := sha256.Sum256(snapshot[:len(snapshot)-sha256.Size])
+	Expect(sum[:]).To(Equal(snapshot[len(snapshot)-sha256.Size:]), "%s: etcd's SHA-256 matches", key)
 }

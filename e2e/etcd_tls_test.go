@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -19,12 +20,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	. "github.com/onsi/ginkgo/v2" //nolint:revive // ginkgo's DSL
 	. "github.com/onsi/gomega"    //nolint:revive // gomega's DSL
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -429,29 +433,108 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		backupPath, backupWritten = bucket+"/managed/etcd.db", written
 	})
 
+	// The plain cluster the TLS cluster's backup is restored into, and the bucket its own
+	// backups go to; the specs below use it in turn, and the last deletes it.
+	var restored *unstructured.Unstructured
+	var restoredBucket string
+	var restoredStore *s3.Client
+
 	It("restores that backup with the CoreOS EtcdRestore into a new plain cluster of 3: the snapshot checked first, every key and value back", func(ctx SpecContext) {
 		Expect(backupPath).NotTo(BeEmpty(), "the backup spec ran first")
-		restore := etcdRestore(tlsClusters.managed.GetNamespace(), "restored", backupPath, version)
+		ns := tlsClusters.managed.GetNamespace()
+		restore := etcdRestore(ns, "restored", "restored", backupPath, version)
 		Expect(k8sClient.Create(ctx, restore)).To(Succeed())
-		restored := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
-			"metadata": map[string]any{"name": "restored", "namespace": restore.GetNamespace()}}}
-		DeferCleanup(func(ctx SpecContext) { // its members would load the robustness specs after it
-			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, restore))).To(Succeed())
-			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, restored))).To(Succeed())
-		})
-		Eventually(func(g Gomega) {
-			st := getStatus[restoreStatus](ctx, g, restore)
-			g.Expect(st.condition("Ready")).To(Equal("True"), "Ready: %s %s", st.reason("Ready"), st.message("Ready"))
-			g.Expect(st.Succeeded).To(BeTrue())
-		}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
-		expectEtcdReady(ctx, restored, 3, version)
-		Expect(getEtcdStatus(ctx, Default, restored).condition("Restored")).To(Equal("True"))
+		restored = etcdClusterRef(ns, "restored")
+		expectRestored(ctx, restore, restored, version)
 
 		By("reading every key back from the restored cluster, through its client Service, in plain HTTP")
 		wantCount, wantDigest := keysDigest(backupWritten)
 		gotCount, gotDigest := keysDigest(readKeys(ctx, etcdTLSClient(ctx, restored, nil), "/backup/"))
 		Expect(gotCount).To(Equal(wantCount))
 		Expect(gotDigest).To(Equal(wantDigest), "the SHA-256 of every key and value")
+	})
+
+	It("backs that cluster up every 5 s through the deletion of its leader's pod, keeping exactly 3 backups, each whole", func(ctx SpecContext) {
+		Expect(restored).NotTo(BeNil(), "the restore spec ran first")
+		ns := restored.GetNamespace()
+		restoredBucket, restoredStore = newBackupBucket(ctx, ns)
+		_, err := etcdTLSClient(ctx, restored, nil).Put(ctx, "/coreos/key", "the key is back")
+		Expect(err).NotTo(HaveOccurred())
+		backup := etcdBackup(restored, restoredBucket, "periodic/restored")
+		Expect(unstructured.SetNestedMap(backup.Object, map[string]any{"backupIntervalInSecond": int64(5), "maxBackups": int64(3)},
+			"spec", "backupPolicy")).To(Succeed())
+		Expect(k8sClient.Create(ctx, backup)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, backup))).To(Succeed()) })
+		lastSuccess := func(g Gomega) time.Time {
+			st := getStatus[backupStatus](ctx, g, backup)
+			g.Expect(st.LastSuccessDate).NotTo(BeNil(), "a backup succeeded: %s %s", st.reason("Ready"), st.message("Ready"))
+			return st.LastSuccessDate.Time
+		}
+		Eventually(lastSuccess).WithContext(ctx).WithTimeout(time.Minute).Should(Not(BeZero()))
+
+		leader := getEtcdStatus(ctx, Default, restored).leader()
+		By("deleting the leader's pod, " + leader + ", between backups")
+		pod := &corev1.Pod{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: leader}, pod)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, pod)).To(Succeed())
+		deleted := time.Now()
+		Eventually(func(g Gomega) {
+			g.Expect(lastSuccess(g)).To(BeTemporally(">", deleted.Add(12*time.Second)), "backups go on after the leader changed")
+			g.Expect(storedObjects(ctx, restoredStore, restoredBucket, "periodic/restored_v")).To(HaveLen(3), "maxBackups 3")
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		st := getStatus[backupStatus](ctx, Default, backup)
+		if st.LastFailure != nil {
+			By(fmt.Sprintf("a backup failed cleanly during the change: %s: %s", st.LastFailure.Reason, st.LastFailure.Message))
+		}
+		Expect(k8sClient.Delete(ctx, backup)).To(Succeed())
+		for _, key := range storedObjects(ctx, restoredStore, restoredBucket, "periodic/restored_v") {
+			expectWholeSnapshot(readObject(ctx, restoredStore, restoredBucket, key), key)
+		}
+	})
+
+	It("restores it under its own name from its newest backup once it is deleted, as the CoreOS operator's EtcdRestore did: the key is back", func(ctx SpecContext) {
+		Expect(restoredBucket).NotTo(BeEmpty(), "the periodic backup spec ran first")
+		ns := restored.GetNamespace()
+		By("deleting EtcdCluster restored")
+		Expect(k8sClient.Delete(ctx, restored)).To(Succeed())
+		Eventually(func(g Gomega) {
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"etcd_cluster": "restored"})).To(Succeed())
+			g.Expect(pods.Items).To(BeEmpty())
+			err := k8sClient.Get(ctx, client.ObjectKeyFromObject(restored), etcdClusterRef(ns, "restored"))
+			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "the cluster is gone: %v", err)
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+
+		restore := etcdRestore(ns, "restored-again", "restored", restoredBucket+"/periodic/restored", version)
+		Expect(k8sClient.Create(ctx, restore)).To(Succeed())
+		expectRestored(ctx, restore, restored, version)
+		got, err := etcdTLSClient(ctx, restored, nil).Get(ctx, "/coreos/key")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(got.Kvs).To(HaveLen(1))
+		Expect(string(got.Kvs[0].Value)).To(Equal("the key is back"))
+	})
+
+	It("refuses a corrupt snapshot before any member starts, and says so", func(ctx SpecContext) {
+		Expect(restoredBucket).NotTo(BeEmpty(), "the periodic backup spec ran first")
+		ns := restored.GetNamespace()
+		DeferCleanup(func(ctx SpecContext) { // the robustness specs after these run without their load
+			for _, name := range []string{"restored", "corrupt"} {
+				Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, etcdClusterRef(ns, name)))).To(Succeed())
+			}
+		})
+		garbage := bytes.Repeat([]byte("not etcd"), 516) // 4128 bytes: whole pages and a "hash"
+		_, err := restoredStore.PutObject(ctx, &s3.PutObjectInput{Bucket: &restoredBucket, Key: aws.String("corrupt.db"), Body: bytes.NewReader(garbage)})
+		Expect(err).NotTo(HaveOccurred())
+		restore := etcdRestore(ns, "corrupt", "corrupt", restoredBucket+"/corrupt.db", version)
+		Expect(k8sClient.Create(ctx, restore)).To(Succeed())
+		Eventually(func(g Gomega) {
+			st := getStatus[restoreStatus](ctx, g, restore)
+			g.Expect(st.reason("Ready")).To(Equal("SnapshotCorrupt"), "Ready: %s %s", st.reason("Ready"), st.message("Ready"))
+			g.Expect(st.condition("Degraded")).To(Equal("True"))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		pod := &corev1.Pod{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "corrupt-0"}, pod)).To(Succeed())
+		Expect(pod.Spec.SchedulingGates).NotTo(BeEmpty(), "the first member waits behind its gate: nothing started on the snapshot")
 	})
 
 	It("restarts members one at a time onto renewed static certificates, under traffic, losing no acknowledged write", robustnessScenario, func(ctx SpecContext) {

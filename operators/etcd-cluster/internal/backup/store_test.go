@@ -42,9 +42,7 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-func rootStore() *backup.Store {
-	return backup.NewS3Store(store.Source("backups/x", "unused"), backup.Credentials{AccessKeyID: store.AccessKey, SecretAccessKey: store.SecretKey, Region: "us-east-1"})
-}
+func rootStore() *backup.Store { return store.Store("backups") }
 
 func read(t *testing.T, s *backup.Store, key string) []byte {
 	t.Helper()

@@ -44,10 +44,7 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-func rootStore() *backup.Store {
-	return backup.NewS3Store(store.Source("restores/x", "unused"),
-		backup.Credentials{AccessKeyID: store.AccessKey, SecretAccessKey: store.SecretKey, Region: "us-east-1"})
-}
+func rootStore() *backup.Store { return store.Store("restores") }
 
 func opener(key string) restore.Opener {
 	return func(ctx context.Context) (io.ReadCloser, error) { return rootStore().Get(ctx, key) }

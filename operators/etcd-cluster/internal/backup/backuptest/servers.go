@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
 	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
@@ -105,6 +106,11 @@ func StartAll(bucket string) (store *S3, member *Server, stop func(), err error)
 // Source is an s3 section for bucket/key in this store, with path-style addressing.
 func (s *S3) Source(path, awsSecret string) *v1beta2.S3BackupSource {
 	return &v1beta2.S3BackupSource{Path: path, AWSSecret: awsSecret, Endpoint: s.URL, ForcePathStyle: true}
+}
+
+// Store is a client of bucket in this store, with the root credentials.
+func (s *S3) Store(bucket string) *backup.Store {
+	return backup.NewS3Store(s.Source(bucket+"/x", "unused"), backup.Credentials{AccessKeyID: s.AccessKey, SecretAccessKey: s.SecretKey, Region: "us-east-1"})
 }
 
 // CredentialsFile is an AWS shared credentials file with the given keys, as the CoreOS

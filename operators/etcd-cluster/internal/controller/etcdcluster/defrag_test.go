@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/gomega"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -112,11 +111,7 @@ func TestEtcdClusterDefragmentsAMemberWithFreePagesThenOnSchedule(t *testing.T) 
 		Defragmentation: &v1beta2.DefragmentationPolicy{FreePercent: 50, MinDBSize: ptr.To(resource.MustParse("4Mi"))}}}
 	runLoopbackMember(t, c)
 	fillAndFree(t, testAddresses(c).ClientURL(0))
-	g.Expect(env.Client.Create(ctx, &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "data-defrag-0", Namespace: ns, Labels: selectorLabels(c)},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
-	})).To(Succeed())
+	memberClaim(t, ns, c.Name, 0, "") // the volume the StatefulSet would have made: without it the member is lost
 	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
 
 	g.Eventually(func(g Gomega) {

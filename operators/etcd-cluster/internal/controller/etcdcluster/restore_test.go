@@ -29,7 +29,7 @@ func restoreStore(t *testing.T, ns string) *backup.Store {
 	if err := env.Client.Create(context.Background(), secret); err != nil {
 		t.Fatal(err)
 	}
-	return backup.NewS3Store(store.Source("restores/x", "aws"), backup.Credentials{AccessKeyID: store.AccessKey, SecretAccessKey: store.SecretKey, Region: "us-east-1"})
+	return store.Store("restores")
 }
 
 // restoringCluster is a cluster of 3 that starts from restores/key.
