@@ -240,7 +240,7 @@ func etcdClusterRef(ns, name string) *unstructured.Unstructured {
 func storedObjects(ctx context.Context, store *s3.Client, bucket, prefix string) []string {
 	out, err := store.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
 	Expect(err).NotTo(HaveOccurred())
-	var keys []string
+	keys := make([]string, 0, len(out.Contents))
 	for _, o := range out.Contents {
 		keys = append(keys, *o.Key)
 	}
