@@ -27,8 +27,10 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -490,6 +492,38 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		for _, key := range storedObjects(ctx, restoredStore, restoredBucket, "periodic/restored_v") {
 			expectWholeSnapshot(readObject(ctx, restoredStore, restoredBucket, key), key)
 		}
+	})
+
+	It("backs it up to a PersistentVolumeClaim in a Job on its members' node: the snapshot checked before it counts, the Job deleted once read", func(ctx SpecContext) {
+		Expect(restored).NotTo(BeNil(), "the restore spec ran first")
+		ns := restored.GetNamespace()
+		claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "etcd-backups", Namespace: ns},
+			Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+		Expect(k8sClient.Create(ctx, claim)).To(Succeed())
+		backup := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdBackup",
+			"metadata": map[string]any{"name": "restored-to-volume", "namespace": ns},
+			"spec": map[string]any{"clusterName": restored.GetName(), "storageType": "PersistentVolumeClaim",
+				"persistentVolumeClaim": map[string]any{"claimName": claim.Name, "path": "etcd/restored.db"}},
+		}}
+		Expect(k8sClient.Create(ctx, backup)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, backup))).To(Succeed()) })
+		var st backupStatus
+		Eventually(func(g Gomega) {
+			st = getStatus[backupStatus](ctx, g, backup)
+			g.Expect(st.condition("Ready")).To(Equal("True"), "Ready: %s %s", st.reason("Ready"), st.message("Ready"))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		By(fmt.Sprintf("backed up revision %d of %s to %s: %d bytes, sha256 %s", st.LastBackup.EtcdRevision, st.LastBackup.Member,
+			st.LastBackup.Path, st.LastBackup.Size, st.LastBackup.SHA256))
+		Expect(st.LastBackup.Path).To(Equal("etcd-backups/etcd/restored.db"))
+		Expect(st.LastBackup.SHA256).To(HaveLen(64))
+		Expect(st.LastBackup.Size%512).To(BeEquivalentTo(32), "a database of whole pages and its SHA-256")
+		Eventually(func(g Gomega) {
+			jobs := &batchv1.JobList{}
+			g.Expect(k8sClient.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{"etcd.database.coreos.com/backup": backup.GetName()})).To(Succeed())
+			g.Expect(jobs.Items).To(BeEmpty(), "the Job, read, is deleted")
+		}).WithContext(ctx).Should(Succeed())
 	})
 
 	It("restores it under its own name from its newest backup once it is deleted, as the CoreOS operator's EtcdRestore did: the key is back", func(ctx SpecContext) {

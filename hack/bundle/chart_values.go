@@ -12,6 +12,10 @@ import (
 // deploymentTemplate writes the manager's Deployment with what values set: replicas, image,
 // leader election, metrics, watched namespaces, resources, security contexts, scheduling.
 // Everything else (probes, ports, labels, the service account) is kustomize's.
+
+// imagePlaceholder stands for the manager's image until the template is written.
+const imagePlaceholder = "@@IMAGE@@"
+
 func deploymentTemplate(o chartOptions, u *unstructured.Unstructured) (string, error) {
 	u = u.DeepCopy()
 	u.SetNamespace(phNamespace)
@@ -27,7 +31,7 @@ func deploymentTemplate(o chartOptions, u *unstructured.Unstructured) (string, e
 		args, _ = c["args"].([]any)
 		c["args"] = []any{"@@ARGS@@"}
 		image := c["image"]
-		c["image"] = "@@IMAGE@@"
+		c["image"] = imagePlaceholder
 		c["imagePullPolicy"] = "@@PULL_POLICY@@"
 		c["resources"] = "@@RESOURCES@@"
 		c["securityContext"] = "@@SECURITY_CONTEXT@@"
@@ -37,7 +41,7 @@ func deploymentTemplate(o chartOptions, u *unstructured.Unstructured) (string, e
 			case e["name"] == watchNamespaceEnv:
 				e["value"] = "@@WATCH@@"
 			case e["value"] == image: // the manager's own image (etcd-cluster's OPERATOR_IMAGE) follows the chart's
-				e["value"] = "@@IMAGE@@"
+				e["value"] = imagePlaceholder
 			}
 		}
 		ports, _ := c["ports"].([]any)
@@ -71,7 +75,7 @@ func deploymentTemplate(o chartOptions, u *unstructured.Unstructured) (string, e
 	}
 	return toTemplate(u.Object, map[string]string{
 		"@@REPLICAS@@":     "{{ .Values.manager.replicas }}",
-		"@@IMAGE@@":        `"{{ .Values.manager.image.repository }}:{{ .Values.manager.image.tag | default .Chart.AppVersion }}"`,
+		imagePlaceholder:   `"{{ .Values.manager.image.repository }}:{{ .Values.manager.image.tag | default .Chart.AppVersion }}"`,
 		"@@PULL_POLICY@@":  "{{ .Values.manager.image.pullPolicy }}",
 		"@@WATCH@@":        fmt.Sprintf("{{ include %q . | quote }}", o.name+".watchNamespaces"),
 		"@@METRICS_PORT@@": "{{ .Values.metrics.port }}",

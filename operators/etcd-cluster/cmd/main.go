@@ -32,8 +32,13 @@ type options struct {
 }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "restore-member" {
-		os.Exit(restoreMember())
+	if len(os.Args) > 1 {
+		switch os.Args[1] { // the operator's image runs these in the pods it makes
+		case "restore-member":
+			os.Exit(restoreMember())
+		case "backup-to-volume":
+			os.Exit(backupToVolume())
+		}
 	}
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
@@ -45,7 +50,7 @@ func main() {
 	flag.DurationVar(&o.requestTimeout, "etcd-request-timeout", membership.DefaultRequestTimeout,
 		"How long to wait for each etcd cluster API request (member list, status, add, promote, remove).")
 	flag.Parse()
-	manager.Run(o.name(), flags, newScheme(), crd.Bases, o.setup, etcdcluster.CacheOptions)
+	manager.Run(o.name(), flags, newScheme(), crd.Bases, o.setup, etcdcluster.CacheOptions, etcdbackup.CacheOptions)
 }
 
 // name is the manager's: the cluster-wide one has its own leader election, as both kinds may
@@ -82,11 +87,12 @@ func (o options) setup(mgr ctrl.Manager) error {
 		return err
 	}
 	err = (&etcdbackup.Reconciler{
-		Client:      client.WithFieldOwner(mgr.GetClient(), o.name()),
-		APIReader:   mgr.GetAPIReader(),
-		Recorder:    mgr.GetEventRecorder("etcdbackup-controller"),
-		ClusterWide: o.clusterWide,
-		DialTimeout: o.dialTimeout,
+		Client:        client.WithFieldOwner(mgr.GetClient(), o.name()),
+		APIReader:     mgr.GetAPIReader(),
+		Recorder:      mgr.GetEventRecorder("etcdbackup-controller"),
+		ClusterWide:   o.clusterWide,
+		DialTimeout:   o.dialTimeout,
+		OperatorImage: os.Getenv("OPERATOR_IMAGE"),
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdbackup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdcluster"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
 	"github.com/quintet-operators/quintet/shared/manager/managertest"
@@ -11,7 +12,7 @@ import (
 // Without OLM's OPERATOR_CONDITION_NAME, the Upgradeable controller is not added.
 func TestEveryControllerRunsTheWorkersTheFlagSays(t *testing.T) {
 	o := options{}
-	managertest.ExpectWorkers(t, "../config/crd/bases", o.name(), newScheme(), o.setup, []string{"etcdbackup", "etcdcluster", "etcdrestore"}, etcdcluster.CacheOptions)
+	managertest.ExpectWorkers(t, "../config/crd/bases", o.name(), newScheme(), o.setup, []string{"etcdbackup", "etcdcluster", "etcdrestore"}, etcdcluster.CacheOptions, etcdbackup.CacheOptions)
 }
 
 // restore-member reads the member as etcd does, and the snapshot the operator checked.

@@ -5,13 +5,15 @@ import (
 )
 
 // BackupStorageType is where a backup goes.
-// +kubebuilder:validation:Enum=S3
+// +kubebuilder:validation:Enum=S3;PersistentVolumeClaim
 type BackupStorageType string
 
 // The backup storage types.
 const (
 	// BackupStorageTypeS3 is an S3-compatible object store.
 	BackupStorageTypeS3 BackupStorageType = "S3"
+	// BackupStorageTypePVC is a PersistentVolumeClaim: a Job that mounts it writes the backup.
+	BackupStorageTypePVC BackupStorageType = "PersistentVolumeClaim"
 )
 
 // EtcdBackupSpec is what to back up, where, and how often. The fields the CoreOS etcd
@@ -19,6 +21,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.clusterName) != has(self.etcdEndpoints)",message="set exactly one of clusterName (an EtcdCluster in this namespace) and etcdEndpoints (another cluster's client URLs)"
 // +kubebuilder:validation:XValidation:rule="!has(self.clientTLSSecret) || has(self.etcdEndpoints)",message="clientTLSSecret is for etcdEndpoints: with clusterName the operator uses the cluster's own client certificate"
 // +kubebuilder:validation:XValidation:rule="self.storageType != 'S3' || has(self.s3)",message="storageType S3 needs the s3 section: path, awsSecret and (for a store other than AWS) endpoint"
+// +kubebuilder:validation:XValidation:rule="self.storageType != 'PersistentVolumeClaim' || has(self.persistentVolumeClaim)",message="storageType PersistentVolumeClaim needs the persistentVolumeClaim section: claimName and path"
 type EtcdBackupSpec struct {
 	// clusterName is an EtcdCluster in this namespace; over TLS, the operator uses the
 	// cluster's own client certificate.
@@ -49,6 +52,11 @@ type EtcdBackupSpec struct {
 	// s3 is the object store, with storageType S3.
 	// +optional
 	S3 *S3BackupSource `json:"s3,omitempty"`
+
+	// persistentVolumeClaim is the volume, with storageType PersistentVolumeClaim: each
+	// backup runs in a Job that mounts it, in the operator's image.
+	// +optional
+	PersistentVolumeClaim *PVCBackupSource `json:"persistentVolumeClaim,omitempty"`
 
 	// backupPolicy: when, for how long and how many. Without an interval or a schedule the
 	// backup is taken once.
@@ -85,6 +93,25 @@ type S3BackupSource struct {
 	// <bucket>.<endpoint>/<key>: most S3-compatible stores need it.
 	// +optional
 	ForcePathStyle bool `json:"forcePathStyle,omitempty"`
+}
+
+// PVCBackupSource is a file on a PersistentVolumeClaim.
+type PVCBackupSource struct {
+	// claimName of a PersistentVolumeClaim in this namespace. It must be mountable by the
+	// backup's pod (ReadWriteOnce volumes: on the node where it is mounted already, if it is).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	ClaimName string `json:"claimName"`
+
+	// path of the backup in the volume, relative, such as etcd/example.db. A one-shot
+	// backup is written to exactly that file; each periodic backup to
+	// "<path>_v<revision>_<time>", as in a bucket.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.endsWith('/') && !self.split('/').exists(p, p == '..' || p == '.' || p == '')",message="path is a relative file path in the volume, such as etcd/example.db, without . or .. parts"
+	// +required
+	Path string `json:"path"`
 }
 
 // BackupPolicy is when backups are taken and how many are kept.
@@ -125,7 +152,7 @@ type BackupPolicy struct {
 
 // BackupRecord is one backup taken.
 type BackupRecord struct {
-	// path of the backup in the store: "<bucket>/<key>".
+	// path of the backup in the store: "<bucket>/<key>", or "<claimName>/<path>" on a volume.
 	Path string `json:"path"`
 	// member the snapshot was taken from.
 	// +optional
@@ -262,4 +289,7 @@ const (
 	ReasonSnapshotCorrupt = "SnapshotCorrupt"
 	// ReasonScheduleInvalid: spec.backupPolicy.schedule is not a cron expression.
 	ReasonScheduleInvalid = "ScheduleInvalid"
+	// ReasonJobFailed: the Job of a backup to a volume failed without saying why (its pod
+	// could not start, was killed, or ran past the timeout).
+	ReasonJobFailed = "JobFailed"
 )

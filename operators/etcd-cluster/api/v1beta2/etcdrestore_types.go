@@ -7,6 +7,7 @@ import (
 
 // RestoreSource is a snapshot a new cluster starts from: an etcd snapshot such as an
 // EtcdBackup writes (or `etcdctl snapshot save`), with etcd's SHA-256 at its end.
+// +kubebuilder:validation:XValidation:rule="self.backupStorageType == 'S3'",message="restores read from S3 only, for now: a backup on a PersistentVolumeClaim can be copied to a bucket first"
 type RestoreSource struct {
 	// backupStorageType is where the snapshot is: S3, an S3-compatible object store.
 	// +required

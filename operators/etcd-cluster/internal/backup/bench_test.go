@@ -83,6 +83,15 @@ func TestBenchBackup(t *testing.T) {
 	fmt.Printf("  %-34s %10s %9.0f MiB/s   (%.2f× the bare read)\n", "backup: snapshot, verify, store", took, mb/took.Seconds(), took.Seconds()/bareTime.Seconds())
 	fmt.Printf("  peak RSS of this process during the backup: %.0f MiB, %.0f MiB over its RSS before it: %.3f of the database's size\n",
 		float64(peak)/(1<<20), float64(peak-before)/(1<<20), float64(peak-before)/float64(record.Size))
+	before = resetPeakRSS(t)
+	onVolume, err := backup.Take(ctx, target, backup.Folder{Dir: t.TempDir(), Name: "claim"}, func(int64) string { return "etcd.db" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	peak = rssKiB(t, "VmHWM") << 10
+	took = onVolume.Duration.Duration
+	fmt.Printf("  %-34s %10s %9.0f MiB/s   (a Job's work; peak RSS %.0f MiB over before)\n", "backup to a volume's folder", took,
+		float64(onVolume.Size)/(1<<20)/took.Seconds(), float64(peak-before)/(1<<20))
 	benchRestore(t, record)
 	benchDefragment(t, c)
 }

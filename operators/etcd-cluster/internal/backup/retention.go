@@ -2,6 +2,7 @@ package backup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -43,7 +44,7 @@ func Expired(objects []Object, keep string, maxBackups int, maxAge time.Duration
 // Resolve is the key a restore from key reads: key itself when the store has it, else the
 // newest periodic backup written under it (the highest revision), so a restore can name an
 // EtcdBackup's path and get its latest backup.
-func Resolve(ctx context.Context, store *Store, key string) (string, error) {
+func Resolve(ctx context.Context, store Objects, key string) (string, error) {
 	objects, err := store.List(ctx, key)
 	if err != nil {
 		return "", err
@@ -61,7 +62,34 @@ func Resolve(ctx context.Context, store *Store, key string) (string, error) {
 	}
 	if newest == "" {
 		return "", &Error{Reason: v1beta2.ReasonSnapshotNotFound,
-			Err: fmt.Errorf("bucket %q has no object %q, nor a periodic backup under it (%s<revision>_<time>)", store.bucket, key, PeriodicPrefix(key))}
+			Err: fmt.Errorf("no object %s, nor a periodic backup under it (%s<revision>_<time>)", store.Path(key), PeriodicPrefix(key))}
 	}
 	return newest, nil
+}
+
+// Prune deletes from store the periodic backups of key that p's retention no longer keeps,
+// never taken (the one just stored); it returns the keys deleted, and the failures, which a
+// later backup retries.
+func Prune(ctx context.Context, store Objects, key, taken string, p *v1beta2.BackupPolicy, now time.Time) ([]string, error) {
+	if !Periodic(p) || (p.MaxBackups == 0 && p.MaxAge == nil) {
+		return nil, nil
+	}
+	objects, err := store.List(ctx, PeriodicPrefix(key))
+	if err != nil {
+		return nil, err
+	}
+	var maxAge time.Duration
+	if p.MaxAge != nil {
+		maxAge = p.MaxAge.Duration
+	}
+	var deleted []string
+	var errs []error
+	for _, k := range Expired(objects, taken, p.MaxBackups, maxAge, now) {
+		if err := store.Delete(ctx, k); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		deleted = append(deleted, k)
+	}
+	return deleted, errors.Join(errs...)
 }

@@ -174,6 +174,9 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
+// Path is "<bucket>/<key>".
+func (s *Store) Path(key string) string { return s.bucket + "/" + key }
+
 // Get opens key for reading.
 func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key})

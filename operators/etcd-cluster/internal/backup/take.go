@@ -28,7 +28,7 @@ type Target struct {
 // Take streams a snapshot of one of target's members to store, under the key keyFor gives
 // for the snapshot's revision, and returns what it stored; the snapshot counts only if its
 // SHA-256 checks out, else nothing is stored.
-func Take(ctx context.Context, target Target, store *Store, keyFor func(revision int64) string) (v1beta2.BackupRecord, error) {
+func Take(ctx context.Context, target Target, store Objects, keyFor func(revision int64) string) (v1beta2.BackupRecord, error) {
 	start := time.Now()
 	m, err := pickMember(ctx, target)
 	if err != nil {
@@ -52,7 +52,7 @@ func Take(ctx context.Context, target Target, store *Store, keyFor func(revision
 		return v1beta2.BackupRecord{}, err
 	}
 	return v1beta2.BackupRecord{
-		Path: store.bucket + "/" + key, Member: m.name, EtcdRevision: snap.Revision, EtcdVersion: snap.Version,
+		Path: store.Path(key), Member: m.name, EtcdRevision: snap.Revision, EtcdVersion: snap.Version,
 		Size: size, SHA256: sum, StartTime: metav1.NewTime(start), Duration: metav1.Duration{Duration: time.Since(start).Round(time.Millisecond)},
 	}, nil
 }

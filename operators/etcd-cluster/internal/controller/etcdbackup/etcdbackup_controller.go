@@ -8,10 +8,10 @@ package etcdbackup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -42,12 +42,17 @@ type Reconciler struct {
 	ClusterWide bool
 	// DialTimeout bounds connecting to members; etcd.DefaultDialTimeout when zero.
 	DialTimeout time.Duration
+	// OperatorImage is the manager's own image, which backup Jobs run (manager
+	// backup-to-volume) for backups to a PersistentVolumeClaim.
+	OperatorImage string
 }
 
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdbackups,verbs=get;list;watch
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdbackups/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile takes b's backup when it is due and reports it.
@@ -70,6 +75,9 @@ func (r *Reconciler) manages(b *v1beta2.EtcdBackup) bool {
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, b *v1beta2.EtcdBackup, now time.Time) (ctrl.Result, error) {
+	if err := r.deleteRecordedJobs(ctx, b); err != nil {
+		return ctrl.Result{}, err
+	}
 	due, ok, err := backup.Due(b)
 	switch {
 	case err != nil: // a schedule that does not parse: waits for a new spec
@@ -94,7 +102,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *v1beta2.EtcdBackup,
 		setBackingUp(b)
 		return ctrl.Result{RequeueAfter: time.Millisecond}, nil // the backup takes the next pass
 	}
-	r.backUp(ctx, b, now)
+	if done, err := r.backUp(ctx, b, due, now); err != nil || !done {
+		return ctrl.Result{RequeueAfter: jobPoll}, err // a Job under way: its events come sooner
+	}
 	next, ok, err := backup.Due(b)
 	if err != nil || !ok {
 		setWaiting(b, nil)
@@ -121,13 +131,26 @@ func (r *Reconciler) clusterStarting(ctx context.Context, b *v1beta2.EtcdBackup)
 }
 
 // backUp takes one backup, records it (status, Event, log line) and prunes what retention no
-// longer keeps, in the same store.
-func (r *Reconciler) backUp(ctx context.Context, b *v1beta2.EtcdBackup, now time.Time) {
+// longer keeps, in the same store: in this pass for S3, in a Job for a volume, over several
+// passes. It says whether the backup is over.
+func (r *Reconciler) backUp(ctx context.Context, b *v1beta2.EtcdBackup, due, now time.Time) (bool, error) {
+	if b.Spec.StorageType == v1beta2.BackupStorageTypePVC {
+		return r.backUpToVolume(ctx, b, due, now)
+	}
 	store, err := r.store(ctx, b)
 	var record v1beta2.BackupRecord
 	if err == nil {
 		record, err = r.take(ctx, b, store, now)
 	}
+	r.recordBackup(ctx, b, record, err, now)
+	if err == nil {
+		r.prune(ctx, b, store, record, now)
+	}
+	return true, nil
+}
+
+// recordBackup records a backup taken, or failed (err): status, Event, log line.
+func (r *Reconciler) recordBackup(ctx context.Context, b *v1beta2.EtcdBackup, record v1beta2.BackupRecord, err error, now time.Time) {
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Backup failed")
 		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, backup.ReasonOf(err), "Backup", "Backup failed: %s", err)
@@ -139,11 +162,10 @@ func (r *Reconciler) backUp(ctx context.Context, b *v1beta2.EtcdBackup, now time
 	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, v1beta2.ReasonBackupSucceeded, "Backup", "Backed up revision %d of %s to %s: %d bytes, sha256 %s, in %s",
 		record.EtcdRevision, record.Member, record.Path, record.Size, record.SHA256, record.Duration.Duration)
 	setSucceeded(b, record)
-	r.prune(ctx, b, store, record, now)
 }
 
 // take takes one backup into store, bounded by the policy's timeout.
-func (r *Reconciler) take(ctx context.Context, b *v1beta2.EtcdBackup, store *backup.Store, now time.Time) (v1beta2.BackupRecord, error) {
+func (r *Reconciler) take(ctx context.Context, b *v1beta2.EtcdBackup, store backup.Objects, now time.Time) (v1beta2.BackupRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, backup.Timeout(b.Spec.BackupPolicy))
 	defer cancel()
 	target, err := r.target(ctx, b)
@@ -163,33 +185,42 @@ func (r *Reconciler) take(ctx context.Context, b *v1beta2.EtcdBackup, store *bac
 	return record, err
 }
 
-// target is the cluster b backs up: its members, and the operator's client certificate
-// when it runs TLS; or the endpoints b names, with its clientTLSSecret.
+// endpoints are the client URLs of the cluster b backs up, and the Secret of the client
+// certificate to reach it with (empty: plain HTTP): the operator's, of a cluster it runs, or
+// b's clientTLSSecret.
+func (r *Reconciler) endpoints(ctx context.Context, b *v1beta2.EtcdBackup) ([]string, string, error) {
+	if b.Spec.ClusterName == "" {
+		return b.Spec.EtcdEndpoints, b.Spec.ClientTLSSecret, nil
+	}
+	c := &v1beta2.EtcdCluster{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, c); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, "", &backup.Error{Reason: v1beta2.ReasonClusterNotFound, Err: fmt.Errorf("no EtcdCluster %q in namespace %s", b.Spec.ClusterName, b.Namespace)}
+		}
+		return nil, "", backup.ReadFailed(err)
+	}
+	var endpoints []string
+	addr := etcdcluster.DNSAddresses(c)
+	for i := range max(c.Spec.Size, c.Status.Size) {
+		endpoints = append(endpoints, addr.ClientURL(int(i)))
+	}
+	tlsSecret := ""
+	if c.Status.TLS != nil {
+		tlsSecret = c.Status.TLS.Secret
+	}
+	return endpoints, tlsSecret, nil
+}
+
+// target is the cluster b backs up, with the client certificate to reach it.
 func (r *Reconciler) target(ctx context.Context, b *v1beta2.EtcdBackup) (backup.Target, error) {
-	t := backup.Target{Endpoints: b.Spec.EtcdEndpoints, DialTimeout: r.DialTimeout}
+	t := backup.Target{DialTimeout: r.DialTimeout}
 	if t.DialTimeout == 0 {
 		t.DialTimeout = etcd.DefaultDialTimeout
 	}
-	tlsSecret := b.Spec.ClientTLSSecret
-	if b.Spec.ClusterName != "" {
-		c := &v1beta2.EtcdCluster{}
-		if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, c); err != nil {
-			if apierrors.IsNotFound(err) {
-				return t, &backup.Error{Reason: v1beta2.ReasonClusterNotFound, Err: fmt.Errorf("no EtcdCluster %q in namespace %s", b.Spec.ClusterName, b.Namespace)}
-			}
-			return t, backup.ReadFailed(err)
-		}
-		addr := etcdcluster.DNSAddresses(c)
-		for i := range max(c.Spec.Size, c.Status.Size) {
-			t.Endpoints = append(t.Endpoints, addr.ClientURL(int(i)))
-		}
-		tlsSecret = ""
-		if c.Status.TLS != nil {
-			tlsSecret = c.Status.TLS.Secret
-		}
-	}
-	if tlsSecret == "" {
-		return t, nil
+	var tlsSecret string
+	var err error
+	if t.Endpoints, tlsSecret, err = r.endpoints(ctx, b); err != nil || tlsSecret == "" {
+		return t, err
 	}
 	data, err := backup.SecretData(ctx, r.APIReader, b.Namespace, tlsSecret)
 	if err != nil {
@@ -214,43 +245,27 @@ func (r *Reconciler) store(ctx context.Context, b *v1beta2.EtcdBackup) (*backup.
 
 // prune deletes the periodic backups retention no longer keeps. A failure is reported and
 // retried after the next backup; it does not fail this one.
-func (r *Reconciler) prune(ctx context.Context, b *v1beta2.EtcdBackup, store *backup.Store, taken v1beta2.BackupRecord, now time.Time) {
-	p := b.Spec.BackupPolicy
-	if !backup.Periodic(p) || (p.MaxBackups == 0 && p.MaxAge == nil) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, backup.Timeout(p))
+func (r *Reconciler) prune(ctx context.Context, b *v1beta2.EtcdBackup, store backup.Objects, taken v1beta2.BackupRecord, now time.Time) {
+	ctx, cancel := context.WithTimeout(ctx, backup.Timeout(b.Spec.BackupPolicy))
 	defer cancel()
-	err := r.pruneStore(ctx, b, store, taken, now)
+	_, key := backup.SplitPath(b.Spec.S3.Path)
+	_, takenKey := backup.SplitPath(taken.Path)
+	deleted, err := backup.Prune(ctx, store, key, takenKey, b.Spec.BackupPolicy, now)
+	r.recordPruned(ctx, b, store, deleted, err)
+}
+
+// recordPruned reports what retention deleted, and what it could not.
+func (r *Reconciler) recordPruned(ctx context.Context, b *v1beta2.EtcdBackup, store backup.Objects, deleted []string, err error) {
+	for _, k := range deleted {
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "Pruned", "Prune", "Deleted backup %s (retention)", store.Path(k))
+	}
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Pruning old backups failed")
 		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "PruneFailed", "Prune", "Deleting backups beyond retention failed: %s", err)
 	}
 }
 
-func (r *Reconciler) pruneStore(ctx context.Context, b *v1beta2.EtcdBackup, store *backup.Store, taken v1beta2.BackupRecord, now time.Time) error {
-	bucket, key := backup.SplitPath(b.Spec.S3.Path)
-	_, takenKey := backup.SplitPath(taken.Path)
-	objects, err := store.List(ctx, backup.PeriodicPrefix(key))
-	if err != nil {
-		return err
-	}
-	var maxAge time.Duration
-	if b.Spec.BackupPolicy.MaxAge != nil {
-		maxAge = b.Spec.BackupPolicy.MaxAge.Duration
-	}
-	var errs []error
-	for _, k := range backup.Expired(objects, takenKey, b.Spec.BackupPolicy.MaxBackups, maxAge, now) {
-		if err := store.Delete(ctx, k); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "Pruned", "Prune", "Deleted backup %s/%s (retention)", bucket, k)
-	}
-	return errors.Join(errs...)
-}
-
-// SetupWithManager watches the EtcdBackups in scope. As many backups run at once as
+// SetupWithManager watches the EtcdBackups in scope, and their Jobs. As many backups run at once as
 // --max-concurrent-reconciles says, each for its own EtcdBackup.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool {
@@ -263,6 +278,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1beta2.EtcdBackup{}, builder.WithPredicates(inScope)).
+		Owns(&batchv1.Job{}). // the Jobs of backups to volumes
 		Named(name).
 		Complete(r)
 }

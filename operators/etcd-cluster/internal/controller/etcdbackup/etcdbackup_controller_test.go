@@ -49,9 +49,7 @@ func newBackup(t *testing.T, ns, path, secret string, policy *v1beta2.BackupPoli
 	return b
 }
 
-func rootStore() *backup.Store {
-	return backup.NewS3Store(store.Source(bucket+"/x", ""), backup.Credentials{AccessKeyID: store.AccessKey, SecretAccessKey: store.SecretKey, Region: "us-east-1"})
-}
+func rootStore() *backup.Store { return store.Store(bucket) }
 
 // condition returns b's condition of type, read again.
 func condition(g gomega.Gomega, b *v1beta2.EtcdBackup, conditionType string) metav1.Condition {
@@ -188,6 +186,14 @@ func TestAdmissionRefusesBadSpecs(t *testing.T) {
 		{"an endpoint that is no URL", func(s *v1beta2.EtcdBackupSpec) { s.EtcdEndpoints = []string{"etcd:2379"} }, "client URL"},
 		{"S3 without its section", func(s *v1beta2.EtcdBackupSpec) { s.S3 = nil }, "storageType S3 needs the s3 section"},
 		{"a path without a key", func(s *v1beta2.EtcdBackupSpec) { s.S3.Path = "bucket" }, "path must be <bucket>/<key>"},
+		{"a volume without its section", func(s *v1beta2.EtcdBackupSpec) { s.StorageType, s.S3 = v1beta2.BackupStorageTypePVC, nil },
+			"storageType PersistentVolumeClaim needs the persistentVolumeClaim section"},
+		{"an absolute path in the volume", func(s *v1beta2.EtcdBackupSpec) {
+			s.StorageType, s.S3, s.PersistentVolumeClaim = v1beta2.BackupStorageTypePVC, nil, &v1beta2.PVCBackupSource{ClaimName: "c", Path: "/etc/x"}
+		}, "path is a relative file path in the volume"},
+		{"a path out of the volume", func(s *v1beta2.EtcdBackupSpec) {
+			s.StorageType, s.S3, s.PersistentVolumeClaim = v1beta2.BackupStorageTypePVC, nil, &v1beta2.PVCBackupSource{ClaimName: "c", Path: "a/../../x"}
+		}, "without . or .. parts"},
 		{"an interval and a schedule", func(s *v1beta2.EtcdBackupSpec) {
 			s.BackupPolicy = &v1beta2.BackupPolicy{BackupIntervalInSecond: 60, Schedule: "@hourly"}
 		}, "not both"},

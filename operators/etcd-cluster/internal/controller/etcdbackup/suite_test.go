@@ -26,6 +26,9 @@ var (
 // bucket is the store's bucket the tests back up to.
 const bucket = "backups"
 
+// testOperatorImage is the image the manager says it runs, which backup Jobs run.
+const testOperatorImage = "registry.example/quintet/etcd-cluster:test"
+
 func TestMain(m *testing.M) {
 	os.Exit(runSuite(m))
 }
@@ -48,6 +51,6 @@ func runSuite(m *testing.M) int {
 		o.Controller.MaxConcurrentReconciles = 4
 	}}, func(e *testenv.Env, mgr *testenv.Manager) error {
 		env, events = e, mgr.Events
-		return (&Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events}).SetupWithManager(mgr)
+		return (&Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events, OperatorImage: testOperatorImage}).SetupWithManager(mgr)
 	})
 }

@@ -1,0 +1,265 @@
+package etcdbackup
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/certs"
+	"github.com/quintet-operators/quintet/shared/labelled"
+	"github.com/quintet-operators/quintet/shared/pods"
+)
+
+// BackupLabel names, on a backup Job and its pod, the EtcdBackup it runs for.
+const BackupLabel = "etcd.database.coreos.com/backup"
+
+// CacheOptions narrows the manager's cache of Jobs to the backups' own.
+var CacheOptions = labelled.CacheOnly(labelled.Exists(BackupLabel), &batchv1.Job{})
+
+const (
+	// jobPoll is how often a running backup Job is looked at, besides its own events.
+	jobPoll = 10 * time.Second
+	// jobContainer is the name of the backup Job's container.
+	jobContainer = "backup"
+	jobUID       = 65532
+)
+
+// jobName is the Job of b's backup due at due: a pass that reads b's status before the last
+// one was written finds the same Job instead of making a second.
+func jobName(b *v1beta2.EtcdBackup, due time.Time) string {
+	name := b.Name
+	if len(name) > 50 { // a Job's name is a label value of its pods: 63 at most
+		name = strings.TrimRight(name[:50], "-.")
+	}
+	if due.IsZero() { // the first backup
+		return name + "-first"
+	}
+	return name + "-" + strconv.FormatInt(due.Unix(), 36)
+}
+
+// backUpToVolume takes b's backup in a Job that mounts its claim: a pass makes the Job, a
+// later one reads its result and records it (deleteRecordedJobs deletes it once b's status
+// shows it). It says whether the backup is over.
+func (r *Reconciler) backUpToVolume(ctx context.Context, b *v1beta2.EtcdBackup, due, now time.Time) (bool, error) {
+	jobs, err := r.jobs(ctx, b)
+	if err != nil {
+		return false, err
+	}
+	for i := range jobs {
+		if recorded(b, &jobs[i]) {
+			continue
+		}
+		result, finished, err := r.jobResult(ctx, &jobs[i])
+		if err != nil || !finished {
+			return false, err
+		}
+		r.recordJob(ctx, b, result, now)
+		return true, nil
+	}
+	return r.startJob(ctx, b, due, now)
+}
+
+// deleteRecordedJobs deletes the Jobs whose result b's status holds: only then, so that a
+// pass reading an older status never misses a Job and makes another.
+func (r *Reconciler) deleteRecordedJobs(ctx context.Context, b *v1beta2.EtcdBackup) error {
+	if b.Spec.StorageType != v1beta2.BackupStorageTypePVC {
+		return nil
+	}
+	jobs, err := r.jobs(ctx, b)
+	if err != nil {
+		return err
+	}
+	for i := range jobs {
+		if recorded(b, &jobs[i]) {
+			if err := r.Delete(ctx, &jobs[i], client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jobs are b's backup Jobs.
+func (r *Reconciler) jobs(ctx context.Context, b *v1beta2.EtcdBackup) ([]batchv1.Job, error) {
+	jobs := &batchv1.JobList{}
+	err := r.List(ctx, jobs, client.InNamespace(b.Namespace), client.MatchingLabels{BackupLabel: b.Name})
+	return jobs.Items, err
+}
+
+// recorded says whether b's status holds the result of job: a backup or a failure since it
+// was made.
+func recorded(b *v1beta2.EtcdBackup, job *batchv1.Job) bool {
+	made := job.CreationTimestamp
+	st := b.Status
+	return (st.LastBackup != nil && !st.LastBackup.StartTime.Before(&made)) || (st.LastFailure != nil && !st.LastFailure.Time.Before(&made))
+}
+
+// recordJob records a Job's result: the backup and what it pruned, or why it failed.
+func (r *Reconciler) recordJob(ctx context.Context, b *v1beta2.EtcdBackup, result backup.JobResult, now time.Time) {
+	if result.Record == nil {
+		r.recordBackup(ctx, b, v1beta2.BackupRecord{}, result.Err(), now)
+		return
+	}
+	r.recordBackup(ctx, b, *result.Record, nil, now)
+	var pruneErr error
+	if result.PruneError != "" {
+		pruneErr = fmt.Errorf("%s", result.PruneError)
+	}
+	r.recordPruned(ctx, b, backup.Folder{Name: b.Spec.PersistentVolumeClaim.ClaimName}, result.Pruned, pruneErr)
+}
+
+// startJob makes the Job of b's next backup; a backup that cannot start fails at once.
+func (r *Reconciler) startJob(ctx context.Context, b *v1beta2.EtcdBackup, due, now time.Time) (bool, error) {
+	if r.OperatorImage == "" {
+		r.recordBackup(ctx, b, v1beta2.BackupRecord{}, &backup.Error{Reason: v1beta2.ReasonJobFailed,
+			Err: fmt.Errorf("the operator does not know its own image, which backup Jobs run: set OPERATOR_IMAGE on the manager")}, now)
+		return true, nil
+	}
+	endpoints, tlsSecret, err := r.endpoints(ctx, b)
+	if err != nil {
+		r.recordBackup(ctx, b, v1beta2.BackupRecord{}, err, now)
+		return true, nil
+	}
+	job := backupJob(b, jobName(b, due), r.OperatorImage, endpoints, tlsSecret)
+	if err := r.placeLikeMembers(ctx, b, &job.Spec.Template.Spec); err != nil {
+		return false, err
+	}
+	if err := controllerutil.SetControllerReference(b, job, r.Scheme()); err != nil {
+		return false, err
+	}
+	if err := r.Create(ctx, job); apierrors.IsAlreadyExists(err) {
+		return false, nil // made by a pass whose Job the cache did not show yet
+	} else if err != nil {
+		return false, err
+	}
+	ctrl.LoggerFrom(ctx).Info("Started the backup Job", "job", job.Name, "persistentVolumeClaim", b.Spec.PersistentVolumeClaim.ClaimName)
+	r.Recorder.Eventf(b, job, corev1.EventTypeNormal, v1beta2.ReasonBackingUp, "Backup", "Job %s backs up to volume %s",
+		job.Name, b.Spec.PersistentVolumeClaim.ClaimName)
+	return false, nil
+}
+
+// placeLikeMembers schedules the Job of a backup of an EtcdCluster where its members may run:
+// with their nodeSelector and tolerations.
+func (r *Reconciler) placeLikeMembers(ctx context.Context, b *v1beta2.EtcdBackup, pod *corev1.PodSpec) error {
+	if b.Spec.ClusterName == "" {
+		return nil
+	}
+	c := &v1beta2.EtcdCluster{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, c); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if c.Spec.Pod != nil {
+		pod.NodeSelector, pod.Tolerations = c.Spec.Pod.NodeSelector, c.Spec.Pod.Tolerations
+	}
+	return nil
+}
+
+// jobResult reads a finished Job's result from its pod's termination message; a Job that
+// failed without one (its pod never ran, was killed, or ran out of time) is JobFailed.
+func (r *Reconciler) jobResult(ctx context.Context, job *batchv1.Job) (backup.JobResult, bool, error) {
+	var failed *batchv1.JobCondition
+	finished := false
+	for i, c := range job.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
+			finished = true
+			if c.Type == batchv1.JobFailed {
+				failed = &job.Status.Conditions[i]
+			}
+		}
+	}
+	if !finished {
+		return backup.JobResult{}, false, nil
+	}
+	podList := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, podList, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+		return backup.JobResult{}, false, err
+	}
+	for _, p := range podList.Items {
+		for _, s := range p.Status.ContainerStatuses {
+			if s.Name == jobContainer && s.State.Terminated != nil && s.State.Terminated.Message != "" {
+				result, err := backup.DecodeResult(s.State.Terminated.Message)
+				if err != nil {
+					result = backup.JobResult{Reason: v1beta2.ReasonJobFailed, Message: err.Error()}
+				}
+				return result, true, nil
+			}
+		}
+	}
+	message := "the Job finished without a result"
+	if failed != nil {
+		message = fmt.Sprintf("Job %s failed (%s): %s", job.Name, failed.Reason, failed.Message)
+	}
+	return backup.JobResult{Reason: v1beta2.ReasonJobFailed, Message: message}, true, nil
+}
+
+// backupJob is the Job that backs b up to its claim: the operator's image, no API access,
+// restricted, one try (the manager retries with back-off), bounded by the policy's timeout.
+func backupJob(b *v1beta2.EtcdBackup, name, image string, endpoints []string, tlsSecret string) *batchv1.Job {
+	p, src := b.Spec.BackupPolicy, b.Spec.PersistentVolumeClaim
+	timeout := backup.Timeout(p)
+	env := []corev1.EnvVar{
+		{Name: backup.EnvJobEndpoints, Value: strings.Join(endpoints, ",")},
+		{Name: backup.EnvJobClaim, Value: src.ClaimName},
+		{Name: backup.EnvJobKey, Value: src.Path},
+		{Name: backup.EnvJobPeriodic, Value: strconv.FormatBool(backup.Periodic(p))},
+		{Name: backup.EnvJobTimeout, Value: timeout.String()},
+	}
+	if p != nil {
+		env = append(env, corev1.EnvVar{Name: backup.EnvJobMaxBackups, Value: strconv.Itoa(p.MaxBackups)})
+		if p.MaxAge != nil {
+			env = append(env, corev1.EnvVar{Name: backup.EnvJobMaxAge, Value: p.MaxAge.Duration.String()})
+		}
+	}
+	container := corev1.Container{
+		Name: jobContainer, Image: image, Command: []string{"/manager", "backup-to-volume"}, Env: env,
+		VolumeMounts:             []corev1.VolumeMount{{Name: "backup", MountPath: backup.JobVolumeDir}},
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		SecurityContext:          pods.RestrictedContainerSecurityContext(&corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}),
+	}
+	volumes := []corev1.Volume{{Name: "backup", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: src.ClaimName}}}}
+	if tlsSecret != "" {
+		container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "tls", MountPath: backup.JobTLSDir, ReadOnly: true})
+		files := []string{certs.ClientLayout.Cert, certs.ClientLayout.Key, certs.ClientLayout.CA}
+		items := make([]corev1.KeyToPath, 0, len(files))
+		for _, k := range files {
+			items = append(items, corev1.KeyToPath{Key: k, Path: k})
+		}
+		volumes = append(volumes, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: tlsSecret, Items: items, DefaultMode: ptr.To[int32](0o440)}}})
+	}
+	security := pods.RestrictedPodSecurityContext(jobUID)
+	security.FSGroup = ptr.To[int64](jobUID) // writes to the claim's folder
+	labels := map[string]string{BackupLabel: b.Name, "app.kubernetes.io/managed-by": "quintet-etcd-cluster"}
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: b.Namespace, Labels: labels},
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            ptr.To[int32](0),
+			ActiveDeadlineSeconds:   ptr.To(int64((timeout + time.Minute).Seconds())),
+			TTLSecondsAfterFinished: ptr.To[int32](3600), // if the operator is gone; it deletes the Job once read
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: ptr.To(false),
+					SecurityContext:              security,
+					Containers:                   []corev1.Container{container},
+					Volumes:                      volumes,
+				},
+			},
+		},
+	}
+}
