@@ -44,6 +44,7 @@ type etcdStatus struct {
 	Defragmentation struct {
 		Last struct {
 			Member string `json:"member"`
+			Leader bool   `json:"leader"`
 		} `json:"last"`
 	} `json:"defragmentation"`
 	TLS struct {
@@ -404,8 +405,9 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, SpecPrio
 		for _, m := range after.Members {
 			Expect(m.DBSize).To(BeNumerically("<", 16<<20), "member %s's database after", m.Name)
 		}
-		// The leader when the last was defragmented (writing 24 MiB may have moved it).
-		Expect(after.Defragmentation.Last.Member).To(Equal(after.leader()), "the leader is defragmented last")
+		// The leader as the operator saw it when it chose (defragmenting the leader may move
+		// the leadership: it answers nothing meanwhile).
+		Expect(after.Defragmentation.Last.Leader).To(BeTrue(), "the leader is defragmented last: %+v", after.Defragmentation.Last)
 		patchEtcdSpec(ctx, cluster, `{"spec":{"defragmentation":{"freePercent":50,"minDBSize":"64Mi"}}}`)
 	})
 

@@ -241,6 +241,9 @@ type DefragmentationRecord struct {
 	DBSizeAfter  int64 `json:"dbSizeAfter"`
 	// reason: Scheduled, or FreePages (past freePercent).
 	Reason string `json:"reason"`
+	// leader is true when the member was the leader: it goes last.
+	// +optional
+	Leader bool `json:"leader,omitempty"`
 }
 
 // EtcdClusterStatus is the observed state of an etcd cluster.

@@ -115,15 +115,19 @@ func (r *Reconciler) reconcileDefragmentation(ctx context.Context, c *v1beta2.Et
 		return 0, err
 	}
 	st.Last = &v1beta2.DefragmentationRecord{Member: name, Time: metav1.NewTime(now), Duration: metav1.Duration{Duration: took},
-		DBSizeBefore: next.member.DBSize, DBSizeAfter: after.DBSize, Reason: next.reason}
+		DBSizeBefore: next.member.DBSize, DBSizeAfter: after.DBSize, Reason: next.reason, Leader: next.member.ID == report.Leader}
 	for i := range c.Status.Members {
 		if c.Status.Members[i].Name == name {
 			c.Status.Members[i].LastDefragmentTime = &st.Last.Time
 			c.Status.Members[i].DBSize, c.Status.Members[i].DBSizeInUse = after.DBSize, after.DBSizeInUse
 		}
 	}
+	role := "follower"
+	if st.Last.Leader {
+		role = "leader"
+	}
 	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, v1beta2.ReasonDefragmented, "Defragment",
-		"Member %s (%s): database %s → %s, freed %s in %s", name, next.reason, mib(next.member.DBSize), mib(after.DBSize),
+		"Member %s (%s, %s): database %s → %s, freed %s in %s", name, role, next.reason, mib(next.member.DBSize), mib(after.DBSize),
 		mib(next.member.DBSize-after.DBSize), took.Round(time.Millisecond))
 	return requeueChanging, nil
 }
