@@ -43,15 +43,21 @@ type etcdTraffic struct {
 }
 
 // startEtcdTraffic starts the traffic of scenario on the cluster's client Service, on the keys
-// under /robustness/<scenario>/. It refuses a cluster the harness did not make.
+// under /robustness/<scenario>/, each request given 2 s. It refuses a cluster the harness did
+// not make.
 func startEtcdTraffic(ctx context.Context, cluster *unstructured.Unstructured, scenario string) *etcdTraffic {
+	return startEtcdTrafficWithin(ctx, cluster, scenario, 2*time.Second)
+}
+
+// startEtcdTrafficWithin is startEtcdTraffic with each request given timeout.
+func startEtcdTrafficWithin(ctx context.Context, cluster *unstructured.Unstructured, scenario string, timeout time.Duration) *etcdTraffic {
 	endpoint := strings.TrimPrefix(etcdClientURL(ctx, cluster), "http://")
 	local, err := robustness.LocalAddresses()
 	Expect(err).NotTo(HaveOccurred())
 	target := robustness.Target{APIServer: cfg.Host, Local: local, Name: cluster.GetName(), Labels: cluster.GetLabels(), Endpoint: endpoint}
 	Expect(target.Refusal()).NotTo(HaveOccurred(), "the robustness harness runs only against what it made")
 	t := &etcdTraffic{scenario: scenario, cluster: cluster, members: memberRuns(ctx, cluster),
-		traffic: robustness.Traffic{Prefix: "/robustness/" + scenario + "/", Keys: 10, Timeout: 2 * time.Second, Interval: 20 * time.Millisecond},
+		traffic: robustness.Traffic{Prefix: "/robustness/" + scenario + "/", Keys: 10, Timeout: timeout, Interval: 20 * time.Millisecond},
 		history: robustness.NewHistory(), done: make(chan struct{})}
 	tlsConfig := followingClientTLS(ctx, cluster) // the traffic follows a rotation onto a new CA
 	for range 3 {
