@@ -91,7 +91,7 @@ func TestBenchBackup(t *testing.T) {
 	peak = rssKiB(t, "VmHWM") << 10
 	took = onVolume.Duration.Duration
 	fmt.Printf("  %-34s %10s %9.0f MiB/s   (a Job's work; peak RSS %.0f MiB over before)\n", "backup to a volume's folder", took,
-		float64(onVolume.Size)/(1<<20)/took.Seconds(), float64(peak-before)/(1<<20))
+		float64(onVolume.Size)/(1<<20)/took.Seconds(), float64(max(peak-before, 0))/(1<<20))
 	benchRestore(t, record)
 	benchDefragment(t, c)
 }
