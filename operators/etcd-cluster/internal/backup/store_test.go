@@ -27,19 +27,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var stop func()
-	var err error
-	store, member, stop, err = backuptest.StartAll("backups")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer stop()
-	return m.Run()
+	os.Exit(backuptest.Main(m, "backups", func(s *backuptest.S3, m *backuptest.Server) { store, member = s, m }))
 }
 
 func rootStore() *backup.Store { return store.Store("backups") }

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -101,6 +102,19 @@ func StartAll(bucket string) (store *S3, member *Server, stop func(), err error)
 		return nil, nil, nil, err
 	}
 	return store, member, stop, nil
+}
+
+// Main runs a test package's tests against StartAll's store (with bucket) and member, which
+// it gives set first: a package's TestMain.
+func Main(m *testing.M, bucket string, set func(*S3, *Server)) int {
+	store, member, stop, err := StartAll(bucket)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer stop()
+	set(store, member)
+	return m.Run()
 }
 
 // Source is an s3 section for bucket/key in this store, with path-style addressing.

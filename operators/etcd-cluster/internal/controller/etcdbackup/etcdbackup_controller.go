@@ -18,13 +18,13 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/certs"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdcluster"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/scope"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/status"
@@ -61,17 +61,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Get(ctx, req.NamespacedName, b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !r.manages(b) || !b.DeletionTimestamp.IsZero() {
+	if !scope.Manages(b, r.ClusterWide) || !b.DeletionTimestamp.IsZero() {
 		// Another operator's, or going away: its backups stay in the store.
 		return ctrl.Result{}, nil
 	}
 	patcher := status.NewPatcher(b)
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, b)}) }()
 	return r.reconcileNormal(ctx, b, time.Now())
-}
-
-func (r *Reconciler) manages(b *v1beta2.EtcdBackup) bool {
-	return (b.Annotations[v1beta2.ScopeAnnotation] == v1beta2.ScopeClusterWide) == r.ClusterWide
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, b *v1beta2.EtcdBackup, now time.Time) (ctrl.Result, error) {
@@ -268,16 +264,9 @@ func (r *Reconciler) recordPruned(ctx context.Context, b *v1beta2.EtcdBackup, st
 // SetupWithManager watches the EtcdBackups in scope, and their Jobs. As many backups run at once as
 // --max-concurrent-reconciles says, each for its own EtcdBackup.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		b, ok := o.(*v1beta2.EtcdBackup)
-		return ok && r.manages(b)
-	})
-	name := "etcdbackup"
-	if r.ClusterWide {
-		name = "etcdbackup-clusterwide"
-	}
+	name := scope.ControllerName("etcdbackup", r.ClusterWide)
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1beta2.EtcdBackup{}, builder.WithPredicates(inScope)).
+		For(&v1beta2.EtcdBackup{}, builder.WithPredicates(scope.Predicate(r.ClusterWide))).
 		Owns(&batchv1.Job{}). // the Jobs of backups to volumes
 		Named(name).
 		Complete(r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -100,7 +101,7 @@ func (r *Reconciler) reconcileDefragmentation(ctx context.Context, c *v1beta2.Et
 	if err != nil {
 		return requeueStable, err
 	}
-	last := lastDefragmentations(c, report)
+	last := lastDefragmentations(c)
 	next, ok := nextDefragmentation(p, report.Observed.Members, report.Leader, last, run)
 	if !ok {
 		st.ScheduledRun = nil
@@ -133,13 +134,11 @@ func (r *Reconciler) reconcileDefragmentation(ctx context.Context, c *v1beta2.Et
 }
 
 // lastDefragmentations are the members' last defragmentations, by ID, from the status.
-func lastDefragmentations(c *v1beta2.EtcdCluster, report membership.Report) map[uint64]time.Time {
+func lastDefragmentations(c *v1beta2.EtcdCluster) map[uint64]time.Time {
 	last := map[uint64]time.Time{}
-	for _, ms := range c.Status.Members {
-		for _, m := range report.Observed.Members {
-			if ms.LastDefragmentTime != nil && fmt.Sprintf("%x", m.ID) == ms.ID {
-				last[m.ID] = ms.LastDefragmentTime.Time
-			}
+	for _, m := range c.Status.Members {
+		if id, err := strconv.ParseUint(m.ID, 16, 64); err == nil && m.LastDefragmentTime != nil {
+			last[id] = m.LastDefragmentTime.Time
 		}
 	}
 	return last

@@ -18,11 +18,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/scope"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/shared/conditions"
@@ -94,7 +94,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !r.manages(c) || !c.DeletionTimestamp.IsZero() {
+	if !scope.Manages(c, r.ClusterWide) || !c.DeletionTimestamp.IsZero() {
 		// Another operator's cluster, or one going away with everything it owns.
 		return ctrl.Result{}, nil
 	}
@@ -109,12 +109,6 @@ func (r *Reconciler) reader() client.Reader {
 		return r.APIReader
 	}
 	return r.Client
-}
-
-// manages applies the CoreOS operator's scope rule.
-func (r *Reconciler) manages(c *v1beta2.EtcdCluster) bool {
-	clusterWide := c.Annotations[v1beta2.ScopeAnnotation] == v1beta2.ScopeClusterWide
-	return clusterWide == r.ClusterWide
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster) (ctrl.Result, error) {
@@ -273,16 +267,9 @@ func requeueAfter(step membership.Step, report membership.Report) time.Duration 
 
 // SetupWithManager watches the clusters in scope and the objects they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		c, ok := o.(*v1beta2.EtcdCluster)
-		return ok && r.manages(c)
-	})
-	name := "etcdcluster"
-	if r.ClusterWide {
-		name = "etcdcluster-clusterwide"
-	}
+	name := scope.ControllerName("etcdcluster", r.ClusterWide)
 	c, err := ctrl.NewControllerManagedBy(mgr).
-		For(&v1beta2.EtcdCluster{}, builder.WithPredicates(inScope)).
+		For(&v1beta2.EtcdCluster{}, builder.WithPredicates(scope.Predicate(r.ClusterWide))).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}).

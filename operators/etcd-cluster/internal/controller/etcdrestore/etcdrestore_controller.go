@@ -14,10 +14,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/scope"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/labelled"
 	"github.com/quintet-operators/quintet/shared/status"
@@ -48,7 +48,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !r.manages(er) || !er.DeletionTimestamp.IsZero() {
+	if !scope.Manages(er, r.ClusterWide) || !er.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // another operator's, or going away: its cluster stays
 	}
 	patcher := status.NewPatcher(er, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
@@ -68,10 +68,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 
 // recheckTaken is how often a restore whose cluster name is taken looks again.
 const recheckTaken = 30 * time.Second
-
-func (r *Reconciler) manages(er *v1beta2.EtcdRestore) bool {
-	return (er.Annotations[v1beta2.ScopeAnnotation] == v1beta2.ScopeClusterWide) == r.ClusterWide
-}
 
 // reconcileCluster returns the cluster er names, made first if er has not made one yet;
 // nil when the one it made is gone.
@@ -111,8 +107,8 @@ func desiredCluster(er *v1beta2.EtcdRestore) *v1beta2.EtcdCluster {
 		Name: er.Spec.EtcdCluster.Name, Namespace: er.Namespace,
 		Labels: map[string]string{v1beta2.RestoredByLabel: er.Name},
 	}}
-	if scope, ok := er.Annotations[v1beta2.ScopeAnnotation]; ok {
-		c.Annotations = map[string]string{v1beta2.ScopeAnnotation: scope}
+	if value, ok := er.Annotations[v1beta2.ScopeAnnotation]; ok {
+		c.Annotations = map[string]string{v1beta2.ScopeAnnotation: value}
 	}
 	if er.Spec.ClusterSpec != nil {
 		c.Spec = *er.Spec.ClusterSpec.DeepCopy()
@@ -123,16 +119,9 @@ func desiredCluster(er *v1beta2.EtcdRestore) *v1beta2.EtcdCluster {
 
 // SetupWithManager watches EtcdRestores in scope and the clusters they made.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	inScope := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		er, ok := o.(*v1beta2.EtcdRestore)
-		return ok && r.manages(er)
-	})
-	name := "etcdrestore"
-	if r.ClusterWide {
-		name = "etcdrestore-clusterwide"
-	}
+	name := scope.ControllerName("etcdrestore", r.ClusterWide)
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1beta2.EtcdRestore{}, builder.WithPredicates(inScope)).
+		For(&v1beta2.EtcdRestore{}, builder.WithPredicates(scope.Predicate(r.ClusterWide))).
 		Watches(&v1beta2.EtcdCluster{}, labelled.ToOwner(v1beta2.RestoredByLabel)).
 		Named(name).
 		Complete(r)
