@@ -384,7 +384,10 @@ s3-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Run the S3-compatible store (versit
 	  --from-literal=access-key=quintet-$$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n') \
 	  --from-literal=secret-key=$$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n') >/dev/null
 	@$(KUBECTL) kustomize config/s3store | sed 's|image: versitygw$$|image: $(S3_IMAGE)|' | $(KUBECTL) apply -f - >/dev/null
-	@$(KUBECTL) -n quintet-s3 rollout status statefulset/versitygw --timeout=3m || { \
+	@# The pod's Ready condition (the kubelet's), not the StatefulSet's status: on a loaded machine
+	@# kube-controller-manager has been seen updating a StatefulSet's status minutes late.
+	@{ $(KUBECTL) -n quintet-s3 wait --for=create pod/versitygw-0 --timeout=5m >/dev/null && \
+	  $(KUBECTL) -n quintet-s3 wait --for=condition=Ready pod/versitygw-0 --timeout=5m; } || { \
 	  $(KUBECTL) -n quintet-s3 describe pods,persistentvolumeclaims; $(KUBECTL) -n quintet-s3 logs statefulset/versitygw --tail=50; exit 1; }
 	@KUBECTL=$(KUBECTL) hack/s3.sh bucket etcd-backups
 

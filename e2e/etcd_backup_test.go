@@ -135,7 +135,19 @@ type backupStatus struct {
 		EtcdRevision int64  `json:"etcdRevision"`
 		Size         int64  `json:"size"`
 		SHA256       string `json:"sha256"`
+		Verification *struct {
+			Message string `json:"message"`
+		} `json:"verification"`
 	} `json:"lastBackup"`
+}
+
+// expectVerified checks that backup's last backup was verified in a Job: restored into a
+// scratch etcd, its keyspace the member's.
+func expectVerified(ctx context.Context, backup *unstructured.Unstructured) {
+	st := getStatus[backupStatus](ctx, Default, backup)
+	Expect(st.LastBackup.Verification).NotTo(BeNil(), "spec.verify: the backup counts once verified")
+	By("verified: " + st.LastBackup.Verification.Message)
+	Expect(st.LastBackup.Verification.Message).To(ContainSubstring("as on the member"))
 }
 
 // expectBackupOf checks a one-shot backup of cluster: Ready, from a follower, its object

@@ -425,13 +425,15 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 	var backupPath string               // of the backup below
 	var backupWritten map[string][]byte // the keys and values in it
 
-	It("backs up a TLS cluster with the CoreOS EtcdBackup to the S3 store: from a follower, its SHA-256 checked, every key in it", func(ctx SpecContext) {
+	It("backs up a TLS cluster with the CoreOS EtcdBackup to the S3 store: from a follower, its SHA-256 checked, verified in a Job, every key in it", func(ctx SpecContext) {
 		cluster := tlsClusters.managed
 		bucket, store := newBackupBucket(ctx, cluster.GetNamespace())
 		written := writeBackupKeys(ctx, etcdTLSClient(ctx, cluster, etcdClientTLS(ctx, cluster)), "/backup/")
 		backup := etcdBackup(cluster, bucket, "managed/etcd.db")
+		Expect(unstructured.SetNestedField(backup.Object, true, "spec", "verify")).To(Succeed())
 		Expect(k8sClient.Create(ctx, backup)).To(Succeed())
 		expectBackupOf(ctx, cluster, backup, store, bucket, "managed/etcd.db", written, "/backup/")
+		expectVerified(ctx, backup)
 		backupPath, backupWritten = bucket+"/managed/etcd.db", written
 	})
 
@@ -494,7 +496,7 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		}
 	})
 
-	It("backs it up to a PersistentVolumeClaim in a Job on its members' node: the snapshot checked before it counts, the Job deleted once read", func(ctx SpecContext) {
+	It("backs it up to a PersistentVolumeClaim in a Job on its members' node: the snapshot checked and verified before it counts, the Job deleted once read", func(ctx SpecContext) {
 		Expect(restored).NotTo(BeNil(), "the restore spec ran first")
 		ns := restored.GetNamespace()
 		claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "etcd-backups", Namespace: ns},
@@ -504,7 +506,7 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		backup := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdBackup",
 			"metadata": map[string]any{"name": "restored-to-volume", "namespace": ns},
-			"spec": map[string]any{"clusterName": restored.GetName(), "storageType": "PersistentVolumeClaim",
+			"spec": map[string]any{"clusterName": restored.GetName(), "storageType": "PersistentVolumeClaim", "verify": true,
 				"persistentVolumeClaim": map[string]any{"claimName": claim.Name, "path": "etcd/restored.db"}},
 		}}
 		Expect(k8sClient.Create(ctx, backup)).To(Succeed())
@@ -519,10 +521,37 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		Expect(st.LastBackup.Path).To(Equal("etcd-backups/etcd/restored.db"))
 		Expect(st.LastBackup.SHA256).To(HaveLen(64))
 		Expect(st.LastBackup.Size%512).To(BeEquivalentTo(32), "a database of whole pages and its SHA-256")
+		expectVerified(ctx, backup)
 		Eventually(func(g Gomega) {
 			jobs := &batchv1.JobList{}
 			g.Expect(k8sClient.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{"etcd.database.coreos.com/backup": backup.GetName()})).To(Succeed())
 			g.Expect(jobs.Items).To(BeEmpty(), "the Job, read, is deleted")
+		}).WithContext(ctx).Should(Succeed())
+	})
+
+	It("restores that volume backup with an EtcdRestore into a new cluster of 3: a Job restores the first member from the claim, every key and value back", func(ctx SpecContext) {
+		Expect(restored).NotTo(BeNil(), "the restore spec ran first")
+		ns := restored.GetNamespace()
+		restore := etcdRestore(ns, "from-volume", "from-volume", "", version)
+		spec := restore.Object["spec"].(map[string]any)
+		delete(spec, "s3")
+		spec["backupStorageType"] = "PersistentVolumeClaim"
+		spec["persistentVolumeClaim"] = map[string]any{"claimName": "etcd-backups", "path": "etcd/restored.db"}
+		Expect(k8sClient.Create(ctx, restore)).To(Succeed())
+		fromVolume := etcdClusterRef(ns, "from-volume")
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, fromVolume))).To(Succeed()) })
+		expectRestored(ctx, restore, fromVolume, version)
+
+		By("reading every key back from the cluster restored from the volume")
+		wantCount, wantDigest := keysDigest(backupWritten)
+		gotCount, gotDigest := keysDigest(readKeys(ctx, etcdTLSClient(ctx, fromVolume, nil), "/backup/"))
+		Expect(gotCount).To(Equal(wantCount))
+		Expect(gotDigest).To(Equal(wantDigest), "the SHA-256 of every key and value")
+		Eventually(func(g Gomega) {
+			jobs := &batchv1.JobList{}
+			g.Expect(k8sClient.List(ctx, jobs, client.InNamespace(ns), client.MatchingLabels{"etcd.database.coreos.com/restore-of": "from-volume"})).To(Succeed())
+			g.Expect(jobs.Items).To(HaveLen(1), "one Job restored the first member")
+			g.Expect(jobs.Items[0].Status.Succeeded).To(BeEquivalentTo(1), "the restore Job succeeded")
 		}).WithContext(ctx).Should(Succeed())
 	})
 
@@ -575,8 +604,7 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		cluster := tlsClusters.static
 		expectRollingRotation(ctx, cluster, version, "static-certificates-renewed", 1, func() {
 			By("renewing the certificates in the static Secrets, from the same CA")
-			writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), tlsClusters.ca)
-			requestPass(ctx, cluster)
+			writeStaticTLSSecretsPaused(ctx, cluster, tlsClusters.ca)
 		})
 	}, SpecTimeout(6*time.Minute))
 
@@ -585,8 +613,7 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		replacement := newTestCA("quintet e2e replacement static CA")
 		expectRollingRotation(ctx, cluster, version, "static-ca-replaced", 3, func() {
 			By("replacing the static Secrets with certificates of another CA")
-			writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), replacement)
-			requestPass(ctx, cluster)
+			writeStaticTLSSecretsPaused(ctx, cluster, replacement)
 		})
 		tlsClusters.ca = replacement
 		running := clusterCertificates(ctx, cluster)
@@ -805,6 +832,15 @@ func renewCertificate(ctx context.Context, ns, name string) {
 
 // requestPass makes the operator reconcile cluster now: an annotation change is an update
 // of the EtcdCluster, which it watches.
+// writeStaticTLSSecretsPaused replaces cluster's three static Secrets as a user rotating
+// them should: with the cluster paused, so that the operator takes all three at once (a pass
+// between two writes would roll members onto a mix of old and new, a step of its own).
+func writeStaticTLSSecretsPaused(ctx context.Context, cluster *unstructured.Unstructured, ca *testCA) {
+	patchEtcdSpec(ctx, cluster.DeepCopy(), `{"spec":{"paused":true}}`)
+	writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), ca)
+	patchEtcdSpec(ctx, cluster.DeepCopy(), `{"spec":{"paused":false}}`)
+}
+
 func requestPass(ctx context.Context, cluster *unstructured.Unstructured) {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.quintet.dev/pass-requested":%q}}}`, time.Now().Format(time.RFC3339Nano))
 	Expect(k8sClient.Patch(ctx, cluster.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())

@@ -24,7 +24,7 @@ bucket)
   # here the empty body's): 200 when made, 409 when it exists.
   answer=$(mktemp)
   trap 'rm -f "$answer"' EXIT
-  code=$(curl -sS --retry 10 --retry-connrefused --retry-delay 1 -o "$answer" -w '%{http_code}' -X PUT \
+  code=$(curl -sS --retry 60 --retry-connrefused --retry-delay 2 --retry-max-time 180 -o "$answer" -w '%{http_code}' -X PUT \
     --aws-sigv4 "aws:amz:us-east-1:s3" --user "$(root_key access-key):$(root_key secret-key)" \
     -H "x-amz-content-sha256: $(printf '' | sha256sum | cut -d' ' -f1)" "$endpoint/$name")
   case "$code" in

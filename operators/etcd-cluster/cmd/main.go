@@ -20,6 +20,7 @@ import (
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdrestore"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/upgradeable"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/jobs"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/shared/manager"
 )
@@ -38,6 +39,8 @@ func main() {
 			os.Exit(restoreMember())
 		case "backup-to-volume":
 			os.Exit(backupToVolume())
+		case "verify-backup":
+			os.Exit(verifyBackup())
 		}
 	}
 	var flags manager.Flags
@@ -50,7 +53,7 @@ func main() {
 	flag.DurationVar(&o.requestTimeout, "etcd-request-timeout", membership.DefaultRequestTimeout,
 		"How long to wait for each etcd cluster API request (member list, status, add, promote, remove).")
 	flag.Parse()
-	manager.Run(o.name(), flags, newScheme(), crd.Bases, o.setup, etcdcluster.CacheOptions, etcdbackup.CacheOptions)
+	manager.Run(o.name(), flags, newScheme(), crd.Bases, o.setup, etcdcluster.CacheOptions, jobs.CacheOptions)
 }
 
 // name is the manager's: the cluster-wide one has its own leader election, as both kinds may

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
-	"syscall"
 
 	"go.uber.org/zap"
 
@@ -18,25 +16,25 @@ import (
 )
 
 // restoreMember is `manager restore-member`: the init container of a restoring cluster's
-// first member. It reads etcd's own environment and the restore's (restore.Env*), and the
-// awsSecret's files from restore.AWSDir.
+// first member (from S3), or the Job that restores it before it starts (from a volume). It
+// reads etcd's own environment and the restore's (restore.Env*), the awsSecret's files from
+// restore.AWSDir or the claim at restore.ClaimDir. Its result is its termination message.
 func restoreMember() int {
-	lg, err := zap.NewProduction()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	m, open, err := memberFromEnv(os.Getenv)
-	if err == nil {
-		_, err = restore.Restore(ctx, lg, m, open)
-	}
-	if err != nil {
-		lg.Error("restoring the member's data from the snapshot failed", zap.Error(err))
-		return 1
-	}
-	return 0
+	return runJob(func(ctx context.Context, lg *zap.Logger) backup.JobResult {
+		m, open, err := memberFromEnv(os.Getenv)
+		var restored bool
+		if err == nil {
+			restored, err = restore.Restore(ctx, lg, m, open)
+		}
+		switch {
+		case err != nil:
+			lg.Error("restoring the member's data from the snapshot failed", zap.Error(err))
+			return backup.JobResult{Reason: backup.ReasonOf(err), Message: err.Error()}
+		case restored:
+			return backup.JobResult{Restored: "restored " + m.DataDir + " from the snapshot"}
+		}
+		return backup.JobResult{Restored: m.DataDir + " left as it was"}
+	})
 }
 
 // memberFromEnv is the member to restore and its snapshot's opener, from the environment.
@@ -52,9 +50,31 @@ func memberFromEnv(getenv func(string) string) (restore.Member, restore.Opener, 
 			return m, nil, fmt.Errorf("%s: %w", restore.EnvRevisionBump, err)
 		}
 	}
+	if getenv(restore.EnvClaimPath) != "" {
+		return m, volumeOpener(getenv), nil
+	}
+	return m, s3Opener(getenv), nil
+}
+
+// volumeOpener opens the file of the claim mounted at restore.ClaimDir that the environment
+// names (restore.EnvClaim*): the path's, or the newest periodic backup under it.
+func volumeOpener(getenv func(string) string) restore.Opener {
+	folder := backup.Folder{Dir: restore.ClaimDir, Name: getenv(restore.EnvClaimName)}
+	return func(ctx context.Context) (io.ReadCloser, error) {
+		key, err := backup.Resolve(ctx, folder, getenv(restore.EnvClaimPath))
+		if err != nil {
+			return nil, err
+		}
+		return folder.Get(ctx, key)
+	}
+}
+
+// s3Opener opens the object the environment names (restore.EnvS3*), with the awsSecret's
+// files mounted at restore.AWSDir.
+func s3Opener(getenv func(string) string) restore.Opener {
 	src := &v1beta2.S3BackupSource{Path: getenv(restore.EnvS3Path), Endpoint: getenv(restore.EnvS3Endpoint),
 		ForcePathStyle: getenv(restore.EnvS3ForcePathStyle) == "true"}
-	open := func(ctx context.Context) (io.ReadCloser, error) {
+	return func(ctx context.Context) (io.ReadCloser, error) {
 		data := map[string][]byte{}
 		for _, k := range []string{backup.CredentialsKey, backup.ConfigKey} {
 			if b, err := os.ReadFile(filepath.Join(restore.AWSDir, k)); err == nil { //nolint:gosec // the mounted awsSecret's files
@@ -67,5 +87,4 @@ func memberFromEnv(getenv func(string) string) (restore.Member, restore.Opener, 
 		}
 		return backup.NewS3Store(src, creds).Get(ctx, getenv(restore.EnvS3Key))
 	}
-	return m, open, nil
 }

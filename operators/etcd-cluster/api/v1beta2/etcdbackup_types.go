@@ -62,6 +62,14 @@ type EtcdBackupSpec struct {
 	// backup is taken once.
 	// +optional
 	BackupPolicy *BackupPolicy `json:"backupPolicy,omitempty"`
+
+	// verify restores each new backup into a scratch etcd, in a short-lived restricted Job of
+	// the operator's image, and compares its keyspace (key count and etcd's HashKV) at the
+	// snapshot's revision with the member's, read right after the snapshot. Only a verified
+	// backup counts (status, retention); one that differs is deleted and the backup fails with
+	// VerificationFailed.
+	// +optional
+	Verify bool `json:"verify,omitempty"`
 }
 
 // S3BackupSource is a place in an S3-compatible object store.
@@ -172,6 +180,34 @@ type BackupRecord struct {
 	StartTime metav1.Time `json:"startTime"`
 	// duration from connecting to the member to the object stored.
 	Duration metav1.Duration `json:"duration"`
+	// keyspace of the member at the snapshot's revision, read right after the snapshot (with
+	// spec.verify): what a restore of the backup must show.
+	// +optional
+	Keyspace *KeyspaceFingerprint `json:"keyspace,omitempty"`
+	// verification of the backup, restored into a scratch etcd (with spec.verify).
+	// +optional
+	Verification *BackupVerification `json:"verification,omitempty"`
+}
+
+// KeyspaceFingerprint is an etcd keyspace at a revision, as a member reports it.
+type KeyspaceFingerprint struct {
+	// revision the fingerprint is of: the snapshot's.
+	Revision int64 `json:"revision"`
+	// compactRevision of the member then: HashKV covers the revisions after it.
+	CompactRevision int64 `json:"compactRevision"`
+	// keys at the revision.
+	Keys int64 `json:"keys"`
+	// hashKV is etcd's HashKV at the revision (the hash etcd's corruption check compares
+	// between members), in hexadecimal.
+	HashKV string `json:"hashKV"`
+}
+
+// BackupVerification is the check of a backup restored into a scratch etcd.
+type BackupVerification struct {
+	// time the check ended.
+	Time metav1.Time `json:"time"`
+	// message says what was compared.
+	Message string `json:"message"`
 }
 
 // BackupFailure is the last backup that failed.
@@ -210,6 +246,9 @@ type EtcdBackupStatus struct {
 	// lastBackup is the last successful backup.
 	// +optional
 	LastBackup *BackupRecord `json:"lastBackup,omitempty"`
+	// verifying is the backup taken and being verified (spec.verify): it counts once verified.
+	// +optional
+	Verifying *BackupRecord `json:"verifying,omitempty"`
 	// lastFailure is the last failed backup, while no backup succeeded after it.
 	// +optional
 	LastFailure *BackupFailure `json:"lastFailure,omitempty"`
@@ -289,6 +328,15 @@ const (
 	ReasonSnapshotCorrupt = "SnapshotCorrupt"
 	// ReasonScheduleInvalid: spec.backupPolicy.schedule is not a cron expression.
 	ReasonScheduleInvalid = "ScheduleInvalid"
+	// ReasonVerifying: a backup was taken and its Job restores it into a scratch etcd to
+	// compare it (Progressing).
+	ReasonVerifying = "Verifying"
+	// ReasonVerificationFailed: a backup restored into a scratch etcd did not hold the
+	// member's keyspace at its revision; it was deleted.
+	ReasonVerificationFailed = "VerificationFailed"
+	// ReasonBackupVerified: a backup restored into a scratch etcd held the member's keyspace
+	// (an Event).
+	ReasonBackupVerified = "BackupVerified"
 	// ReasonJobFailed: the Job of a backup to a volume failed without saying why (its pod
 	// could not start, was killed, or ran past the timeout).
 	ReasonJobFailed = "JobFailed"

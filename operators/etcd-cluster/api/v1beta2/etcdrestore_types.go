@@ -7,9 +7,11 @@ import (
 
 // RestoreSource is a snapshot a new cluster starts from: an etcd snapshot such as an
 // EtcdBackup writes (or `etcdctl snapshot save`), with etcd's SHA-256 at its end.
-// +kubebuilder:validation:XValidation:rule="self.backupStorageType == 'S3'",message="restores read from S3 only, for now: a backup on a PersistentVolumeClaim can be copied to a bucket first"
+// +kubebuilder:validation:XValidation:rule="self.backupStorageType != 'S3' || has(self.s3)",message="backupStorageType S3 needs the s3 section: path, awsSecret and (for a store other than AWS) endpoint"
+// +kubebuilder:validation:XValidation:rule="self.backupStorageType != 'PersistentVolumeClaim' || has(self.persistentVolumeClaim)",message="backupStorageType PersistentVolumeClaim needs the persistentVolumeClaim section: claimName and path"
 type RestoreSource struct {
-	// backupStorageType is where the snapshot is: S3, an S3-compatible object store.
+	// backupStorageType is where the snapshot is: S3, an S3-compatible object store, or
+	// PersistentVolumeClaim, a file on a volume.
 	// +required
 	BackupStorageType BackupStorageType `json:"backupStorageType"`
 
@@ -17,6 +19,13 @@ type RestoreSource struct {
 	// snapshot itself (an EtcdBackup's status.lastBackup.path).
 	// +optional
 	S3 *S3BackupSource `json:"s3,omitempty"`
+
+	// persistentVolumeClaim is the file, with backupStorageType PersistentVolumeClaim: path
+	// in the claim's volume (an EtcdBackup's status.lastBackup.path without the claim's
+	// name). Members never mount it: before the first member starts, a Job mounts it
+	// read-only, with that member's volume, and restores there.
+	// +optional
+	PersistentVolumeClaim *PVCBackupSource `json:"persistentVolumeClaim,omitempty"`
 
 	// sha256 the database must have, in hexadecimal (an EtcdBackup's
 	// status.lastBackup.sha256): a snapshot whose hash differs is refused. Unset, the
@@ -49,6 +58,7 @@ type EtcdClusterRef struct {
 // unchanged.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="an EtcdRestore is one restore and cannot change: delete it (the cluster it made stays) and make another"
 // +kubebuilder:validation:XValidation:rule="self.backupStorageType != 'S3' || has(self.s3)",message="backupStorageType S3 needs the s3 section: path, awsSecret and (for a store other than AWS) endpoint"
+// +kubebuilder:validation:XValidation:rule="self.backupStorageType != 'PersistentVolumeClaim' || has(self.persistentVolumeClaim)",message="backupStorageType PersistentVolumeClaim needs the persistentVolumeClaim section: claimName and path"
 // +kubebuilder:validation:XValidation:rule="!has(self.clusterSpec) || !has(self.clusterSpec.restore)",message="clusterSpec.restore is set by the EtcdRestore from its own fields: leave it out"
 type EtcdRestoreSpec struct {
 	// etcdCluster is the EtcdCluster to make. It must not exist: a restore never

@@ -93,7 +93,31 @@ func TestBenchBackup(t *testing.T) {
 	fmt.Printf("  %-34s %10s %9.0f MiB/s   (a Job's work; peak RSS %.0f MiB over before)\n", "backup to a volume's folder", took,
 		float64(onVolume.Size)/(1<<20)/took.Seconds(), float64(max(peak-before, 0))/(1<<20))
 	benchRestore(t, record)
+	benchVerify(t, target)
 	benchDefragment(t, c)
+}
+
+// benchVerify takes a backup with the member's keyspace fingerprint and verifies it as the
+// verification Jobs do (restore into a scratch etcd, compare), and prints the times.
+func benchVerify(t *testing.T, target backup.Target) {
+	target.Keyspace = true
+	record, err := backup.Take(t.Context(), target, rootStore(), func(int64) string { return "bench/verified.db" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := resetPeakRSS(t)
+	start := time.Now()
+	message, err := restore.VerifyBackup(t.Context(), zap.NewNop(), t.TempDir(), func(ctx context.Context) (io.ReadCloser, error) {
+		return rootStore().Get(ctx, "bench/verified.db")
+	}, record.SHA256, record.Keyspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	peak := rssKiB(t, "VmHWM") << 10
+	fmt.Printf("  %-34s %10s   (%s)\n", "backup with the keyspace fingerprint", record.Duration.Duration, record.Keyspace.HashKV)
+	fmt.Printf("  %-34s %10s   (download, restore, scratch etcd, compare: %s; peak RSS %.0f MiB over before)\n", "verification", took.Round(time.Millisecond),
+		message, float64(max(peak-before, 0))/(1<<20))
 }
 
 // benchDefragment deletes every other value and compacts, then defragments the member while a

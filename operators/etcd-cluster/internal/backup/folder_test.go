@@ -1,6 +1,7 @@
 package backup_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -93,7 +94,7 @@ func TestRunJobKeepsMaxBackupsOnTheVolume(t *testing.T) {
 	start := time.Now()
 	var last backup.JobResult
 	for i := range 3 {
-		last = backup.RunJob(t.Context(), func(k string) string { return env[k] }, dir, filepath.Join(dir, "no-tls"), start.Add(time.Duration(i)*time.Hour))
+		last = backup.RunJob(t.Context(), func(k string) string { return env[k] }, dir, filepath.Join(dir, "no-tls"), start.Add(time.Duration(i)*time.Hour), nil)
 		if last.Record == nil {
 			t.Fatalf("backup %d: %s: %s", i, last.Reason, last.Message)
 		}
@@ -110,8 +111,74 @@ func TestRunJobKeepsMaxBackupsOnTheVolume(t *testing.T) {
 			return "http://127.0.0.1:1"
 		}
 		return env[k]
-	}, dir, filepath.Join(dir, "no-tls"), start)
+	}, dir, filepath.Join(dir, "no-tls"), start, nil)
 	if failed.Err() == nil || backup.ReasonOf(failed.Err()) != v1beta2.ReasonClusterUnreachable {
 		t.Errorf("a backup of nothing: %+v; want ClusterUnreachable", failed)
+	}
+}
+
+// A backup to a volume that is full (a real ENOSPC: the file written is /dev/full) fails as
+// StoreFailed and leaves the older backup as it was.
+func TestRunJobOnAFullVolumeKeepsTheOlderBackup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := map[string]string{backup.EnvJobEndpoints: member.URL, backup.EnvJobClaim: "claim", backup.EnvJobKey: "etcd/one.db", backup.EnvJobTimeout: "1m"}
+	getenv := func(k string) string { return env[k] }
+	if r := backup.RunJob(t.Context(), getenv, dir, filepath.Join(dir, "no-tls"), time.Now(), nil); r.Record == nil {
+		t.Fatalf("first backup: %s: %s", r.Reason, r.Message)
+	}
+	file := filepath.Join(dir, "etcd", "one.db")
+	older, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/full", file+".part"); err != nil {
+		t.Fatal(err)
+	}
+	full := backup.RunJob(t.Context(), getenv, dir, filepath.Join(dir, "no-tls"), time.Now(), nil)
+	if full.Record != nil || full.Reason != v1beta2.ReasonStoreFailed || !strings.Contains(full.Message, "is full") {
+		t.Errorf("a backup to a full volume: %+v; want StoreFailed, full", full)
+	}
+	if now, err := os.ReadFile(file); err != nil || string(now) != string(older) {
+		t.Errorf("the older backup after a failed one: %d bytes, %v; want it as it was (%d bytes)", len(now), err, len(older))
+	}
+}
+
+// A verification that finds the backup differs from its member deletes it and prunes
+// nothing; one that could not compare leaves it.
+func TestRunJobDeletesABackupThatFailsVerification(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	env := map[string]string{backup.EnvJobEndpoints: member.URL, backup.EnvJobClaim: "claim", backup.EnvJobKey: "etcd/periodic",
+		backup.EnvJobPeriodic: "true", backup.EnvJobMaxBackups: "1", backup.EnvJobTimeout: "1m", backup.EnvJobVerify: "true"}
+	getenv := func(k string) string { return env[k] }
+	var seen *v1beta2.KeyspaceFingerprint
+	verifier := func(err error) backup.Verifier {
+		return func(ctx context.Context, open func(context.Context) (io.ReadCloser, error), _ string, want *v1beta2.KeyspaceFingerprint) (string, error) {
+			seen = want
+			body, oerr := open(ctx)
+			if oerr != nil {
+				return "", oerr
+			}
+			_ = body.Close()
+			return "compared", err
+		}
+	}
+	good := backup.RunJob(t.Context(), getenv, dir, filepath.Join(dir, "no-tls"), time.Now(), verifier(nil))
+	if good.Record == nil || good.Record.Verification == nil || good.Record.Verification.Message != "compared" || seen == nil || seen.Revision != good.Record.EtcdRevision {
+		t.Fatalf("a verified backup: %+v (fingerprint %+v)", good, seen)
+	}
+	differs := &backup.Error{Reason: v1beta2.ReasonVerificationFailed, Err: errors.New("3 keys, the member held 4")}
+	bad := backup.RunJob(t.Context(), getenv, dir, filepath.Join(dir, "no-tls"), time.Now().Add(time.Hour), verifier(differs))
+	if bad.Record != nil || bad.Reason != v1beta2.ReasonVerificationFailed || !strings.Contains(bad.Message, "was deleted") || len(bad.Pruned) != 0 {
+		t.Errorf("a backup that differs: %+v; want VerificationFailed, deleted, nothing pruned", bad)
+	}
+	unknown := backup.RunJob(t.Context(), getenv, dir, filepath.Join(dir, "no-tls"), time.Now().Add(2*time.Hour), verifier(errors.New("scratch etcd did not start")))
+	if unknown.Record != nil || unknown.Reason != v1beta2.ReasonJobFailed {
+		t.Errorf("a verification that never compared: %+v; want JobFailed", unknown)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "etcd", "periodic_v*"))
+	if len(files) != 2 {
+		t.Errorf("files after a verified, a differing and an uncompared backup: %v; want the verified and the uncompared", files)
 	}
 }

@@ -3,7 +3,9 @@ package backup
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,23 +32,36 @@ const (
 	EnvJobMaxBackups = "BACKUP_MAX_BACKUPS" // retention: how many periodic backups
 	EnvJobMaxAge     = "BACKUP_MAX_AGE"     // retention: a Go duration
 	EnvJobTimeout    = "BACKUP_TIMEOUT"     // a Go duration bounding the backup
+	EnvJobVerify     = "BACKUP_VERIFY"      // "true": verify the backup before it counts
+
+	// JobScratchDir is where a Job restores a backup to verify it (an emptyDir).
+	JobScratchDir = "/var/lib/etcd-verify"
 )
+
+// Verifier restores the backup open reads into a scratch etcd and compares its keyspace
+// with want, the member's (restore.VerifyBackup); it says what it compared.
+type Verifier func(ctx context.Context, open func(context.Context) (io.ReadCloser, error), sha256 string,
+	want *v1beta2.KeyspaceFingerprint) (string, error)
 
 // maxPrunedInResult keeps a termination message under the kubelet's 4 KiB.
 const maxPrunedInResult = 16
 
-// JobResult is what a backup Job reports: the backup, or why it failed.
+// JobResult is what a backup, verification or restore Job reports: what it did, or why it
+// failed.
 type JobResult struct {
-	Record     *v1beta2.BackupRecord `json:"record,omitempty"`
-	Pruned     []string              `json:"pruned,omitempty"`
-	PruneError string                `json:"pruneError,omitempty"`
-	Reason     string                `json:"reason,omitempty"`
-	Message    string                `json:"message,omitempty"`
+	Record       *v1beta2.BackupRecord       `json:"record,omitempty"`
+	Verification *v1beta2.BackupVerification `json:"verification,omitempty"`
+	// Restored says what a restore did (restore-member).
+	Restored   string   `json:"restored,omitempty"`
+	Pruned     []string `json:"pruned,omitempty"`
+	PruneError string   `json:"pruneError,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Message    string   `json:"message,omitempty"`
 }
 
-// Err is the result's failure, nil for a backup taken.
+// Err is the result's failure, nil for a backup taken or verified, or a restore done.
 func (r JobResult) Err() error {
-	if r.Record != nil {
+	if r.Record != nil || r.Verification != nil || r.Restored != "" {
 		return nil
 	}
 	reason := r.Reason
@@ -58,12 +73,14 @@ func (r JobResult) Err() error {
 
 // RunJob is the Job's work: it takes the backup the environment describes into the volume
 // mounted at volumeDir (JobVolumeDir), with the client certificate in tlsDir (JobTLSDir) if
-// any, prunes what retention no longer keeps, and returns what to report.
-func RunJob(ctx context.Context, getenv func(string) string, volumeDir, tlsDir string, now time.Time) JobResult {
+// any, verifies it with verify when asked (a backup that differs is deleted), prunes what
+// retention no longer keeps once the backup counts, and returns what to report.
+func RunJob(ctx context.Context, getenv func(string) string, volumeDir, tlsDir string, now time.Time, verify Verifier) JobResult {
 	target, policy, err := jobTarget(getenv, tlsDir)
 	if err != nil {
 		return JobResult{Reason: v1beta2.ReasonCredentialsInvalid, Message: err.Error()}
 	}
+	target.Keyspace = getenv(EnvJobVerify) == "true"
 	ctx, cancel := context.WithTimeout(ctx, Timeout(policy))
 	defer cancel()
 	folder, key := Folder{Dir: volumeDir, Name: getenv(EnvJobClaim)}, getenv(EnvJobKey)
@@ -76,13 +93,39 @@ func RunJob(ctx context.Context, getenv func(string) string, volumeDir, tlsDir s
 	if err != nil {
 		return JobResult{Reason: ReasonOf(err), Message: err.Error()}
 	}
-	result := JobResult{Record: &record}
 	taken := strings.TrimPrefix(record.Path, folder.Name+"/")
+	if target.Keyspace {
+		open := func(ctx context.Context) (io.ReadCloser, error) { return folder.Get(ctx, taken) }
+		message, err := verify(ctx, open, record.SHA256, record.Keyspace)
+		if err != nil {
+			return verificationFailed(ctx, folder, taken, err)
+		}
+		record.Verification = &v1beta2.BackupVerification{Time: metav1.Now(), Message: message}
+	}
+	result := JobResult{Record: &record}
 	pruned, err := Prune(ctx, folder, key, taken, policy, now)
 	if err != nil {
 		result.PruneError = err.Error()
 	}
 	result.Pruned = pruned[:min(len(pruned), maxPrunedInResult)]
+	return result
+}
+
+// verificationFailed reports a verification that failed; a backup that differs from its
+// member (VerificationFailed) is deleted, one that was never compared is left.
+func verificationFailed(ctx context.Context, store Objects, key string, err error) JobResult {
+	result := JobResult{Reason: ReasonOf(err), Message: err.Error()}
+	if result.Reason != v1beta2.ReasonVerificationFailed {
+		if _, ok := errors.AsType[*Error](err); !ok {
+			result.Reason = v1beta2.ReasonJobFailed // a scratch etcd that did not start, say
+		}
+		return result
+	}
+	if err := store.Delete(ctx, key); err != nil {
+		result.Message += fmt.Sprintf(" (deleting the backup %s failed: %v)", store.Path(key), err)
+	} else {
+		result.Message += fmt.Sprintf(" (the backup %s was deleted)", store.Path(key))
+	}
 	return result
 }
 

@@ -168,3 +168,39 @@ func TestResolveFindsTheObjectOrTheNewestPeriodicBackupUnderIt(t *testing.T) {
 		t.Errorf("Resolve of nothing: %v (reason %s); want SnapshotNotFound", err, backup.ReasonOf(err))
 	}
 }
+
+// A cluster that lost its quorum is backed up from a member that still runs: the first step
+// of its recovery.
+func TestTakeBacksUpAClusterThatLostItsQuorum(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	members, err := backuptest.StartCluster(t.TempDir(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, m := range members {
+			m.Stop()
+		}
+	}()
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{members[0].URL}, DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close() }()
+	put, err := c.Put(ctx, "quorum/key", "kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	members[1].Stop()
+	members[2].Stop()
+	endpoints := []string{members[0].URL, members[1].URL, members[2].URL}
+	record, err := backup.Take(ctx, backup.Target{Endpoints: endpoints, DialTimeout: 2 * time.Second}, rootStore(),
+		func(int64) string { return "quorum/lost.db" })
+	if err != nil {
+		t.Fatalf("a backup of the member left: %v", err)
+	}
+	if record.EtcdRevision < put.Header.Revision || record.Member != strings.TrimPrefix(members[0].URL, "http://") {
+		t.Errorf("record: revision %d of %s; want at least %d, of the member left (%s)", record.EtcdRevision, record.Member, put.Header.Revision, members[0].URL)
+	}
+}

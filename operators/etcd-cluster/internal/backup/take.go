@@ -9,6 +9,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -23,6 +25,9 @@ type Target struct {
 	Endpoints   []string
 	TLS         *tls.Config // nil for plain HTTP
 	DialTimeout time.Duration
+	// Keyspace: also read the member's keyspace fingerprint at the snapshot's revision, for a
+	// verification.
+	Keyspace bool
 }
 
 // Take streams a snapshot of one of target's members to store, under the key keyFor gives
@@ -39,6 +44,16 @@ func Take(ctx context.Context, target Target, store Objects, keyFor func(revisio
 		return v1beta2.BackupRecord{}, err
 	}
 	defer func() { _ = snap.Close() }()
+	var keyspace *v1beta2.KeyspaceFingerprint
+	if target.Keyspace {
+		// Right after the snapshot began, from its member: the later, the likelier a
+		// compaction moved the hash's first revision.
+		k, err := snap.Keyspace(ctx)
+		if err != nil {
+			return v1beta2.BackupRecord{}, err
+		}
+		keyspace = Fingerprint(k)
+	}
 	key := keyFor(snap.Revision)
 	var sum string
 	size, err := store.Put(ctx, key, snap, func() error {
@@ -54,7 +69,13 @@ func Take(ctx context.Context, target Target, store Objects, keyFor func(revisio
 	return v1beta2.BackupRecord{
 		Path: store.Path(key), Member: m.name, EtcdRevision: snap.Revision, EtcdVersion: snap.Version,
 		Size: size, SHA256: sum, StartTime: metav1.NewTime(start), Duration: metav1.Duration{Duration: time.Since(start).Round(time.Millisecond)},
+		Keyspace: keyspace,
 	}, nil
+}
+
+// Fingerprint is k as status records it.
+func Fingerprint(k etcd.Keyspace) *v1beta2.KeyspaceFingerprint {
+	return &v1beta2.KeyspaceFingerprint{Revision: k.Revision, CompactRevision: k.CompactRevision, Keys: k.Keys, HashKV: fmt.Sprintf("%08x", k.Hash)}
 }
 
 // member is a member a snapshot could come from.
@@ -71,12 +92,19 @@ func pickMember(ctx context.Context, target Target) (member, error) {
 		return member{}, err
 	}
 	defer func() { _ = c.Close() }()
-	ctx, cancel := context.WithTimeout(ctx, etcd.RequestTimeout)
+	listCtx, cancel := context.WithTimeout(ctx, etcd.RequestTimeout)
 	defer cancel()
-	members, err := c.MemberList(ctx)
+	members, err := c.MemberList(listCtx)
 	if err != nil {
+		// Without a quorum no member lists the members, but each one that runs still streams
+		// its own snapshot: the first step of recovering a cluster that lost its quorum.
+		if m, ok := furthestAlong(ctx, c, target.Endpoints, target.DialTimeout); ok {
+			return m, nil
+		}
 		return member{}, fmt.Errorf("no member at %s answers: %w", strings.Join(target.Endpoints, ", "), err)
 	}
+	ctx, cancel = context.WithTimeout(ctx, etcd.RequestTimeout)
+	defer cancel()
 	var candidates []member
 	var errs []error
 	for _, m := range members {
@@ -94,6 +122,35 @@ func pickMember(ctx context.Context, target Target) (member, error) {
 		return m, nil
 	}
 	return member{}, fmt.Errorf("no voting member answers: %w", errors.Join(errs...))
+}
+
+// furthestAlong is, of the endpoints that answer a status request within timeout, the member
+// that applied the most (the highest raft index), named by its host.
+func furthestAlong(ctx context.Context, c etcd.Client, endpoints []string, timeout time.Duration) (member, bool) {
+	var best member
+	var index uint64
+	for _, e := range endpoints {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		st, err := c.Status(ctx, e)
+		cancel()
+		if err == nil && (best.url == "" || st.RaftIndex > index) {
+			best, index = member{name: hostOf(e), url: e}, st.RaftIndex
+		}
+	}
+	return best, best.url != ""
+}
+
+// hostOf is the host of a client URL: a member's name when etcd cannot say it (a pod's DNS
+// name starts with it).
+func hostOf(endpoint string) string {
+	if u, err := url.Parse(endpoint); err == nil && u.Hostname() != "" {
+		host, _, _ := strings.Cut(u.Hostname(), ".")
+		if net.ParseIP(u.Hostname()) != nil {
+			return u.Host
+		}
+		return host
+	}
+	return endpoint
 }
 
 // follower is the first follower, else the leader, else none.

@@ -27,9 +27,10 @@ type Snapshot struct {
 	// Version is the version of the member that made it (etcd 3.6 and later say it).
 	Version string
 
-	stream io.ReadCloser
-	client *clientv3.Client
-	hash   *trailingHash
+	stream   io.ReadCloser
+	client   *clientv3.Client
+	endpoint string
+	hash     *trailingHash
 }
 
 // ErrSnapshotCorrupt is returned by Verify when the database read does not match the SHA-256
@@ -61,7 +62,7 @@ func OpenSnapshot(ctx context.Context, dialTimeout time.Duration, tlsConfig *tls
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("opening a snapshot of %s: %w", endpoint, err), c.Close())
 	}
-	s := &Snapshot{Revision: before.Header.Revision, Version: resp.Version, stream: resp.Snapshot, client: c, hash: newTrailingHash()}
+	s := &Snapshot{Revision: before.Header.Revision, Version: resp.Version, stream: resp.Snapshot, client: c, endpoint: endpoint, hash: newTrailingHash()}
 	if resp.Header != nil && resp.Header.Revision != 0 {
 		s.Revision = resp.Header.Revision
 	}
@@ -78,6 +79,12 @@ func (s *Snapshot) Read(p []byte) (int, error) {
 // Verify, once the stream was read to its end, checks the database against the SHA-256
 // etcd appended, and returns that SHA-256 in hexadecimal and the size read.
 func (s *Snapshot) Verify() (string, int64, error) { return s.hash.verify() }
+
+// Keyspace is the fingerprint of the member's keyspace at the snapshot's revision, from the
+// member the snapshot streams from.
+func (s *Snapshot) Keyspace(ctx context.Context) (Keyspace, error) {
+	return KeyspaceAt(ctx, s.client, s.endpoint, s.Revision)
+}
 
 // Close ends the stream and the connection.
 func (s *Snapshot) Close() error { return errors.Join(s.stream.Close(), s.client.Close()) }

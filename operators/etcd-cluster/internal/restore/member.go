@@ -10,9 +10,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"go.etcd.io/etcd/etcdutl/v3/snapshot"
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
@@ -130,4 +132,40 @@ const (
 	EnvSHA256           = "RESTORE_SHA256"
 	EnvRevisionBump     = "RESTORE_REVISION_BUMP"
 	AWSDir              = "/etc/etcd-restore/aws"
+
+	// A snapshot on a volume: the claim is mounted read-only at ClaimDir.
+	EnvClaimName = "RESTORE_CLAIM_NAME"
+	EnvClaimPath = "RESTORE_CLAIM_PATH" // a file, or the prefix of periodic backups (the newest is restored)
+	ClaimDir     = "/var/lib/etcd-restore/claim"
 )
+
+// MemberEnv is m as `manager restore-member` reads it: etcd's own variables and the
+// restore's.
+func MemberEnv(m Member) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: "ETCD_NAME", Value: m.Name},
+		{Name: "ETCD_DATA_DIR", Value: m.DataDir},
+		{Name: "ETCD_INITIAL_ADVERTISE_PEER_URLS", Value: m.PeerURL},
+		{Name: "ETCD_INITIAL_CLUSTER", Value: m.InitialCluster},
+		{Name: "ETCD_INITIAL_CLUSTER_STATE", Value: m.InitialClusterState},
+		{Name: "ETCD_INITIAL_CLUSTER_TOKEN", Value: m.Token},
+		{Name: EnvSHA256, Value: m.SHA256},
+		{Name: EnvRevisionBump, Value: strconv.FormatUint(m.RevisionBump, 10)},
+	}
+}
+
+// VolumeEnv tells `manager restore-member` which file of the claim mounted at ClaimDir to
+// restore.
+func VolumeEnv(src *v1beta2.PVCBackupSource) []corev1.EnvVar {
+	return []corev1.EnvVar{{Name: EnvClaimName, Value: src.ClaimName}, {Name: EnvClaimPath, Value: src.Path}}
+}
+
+// S3Env tells `manager restore-member` and `manager verify-backup` which store to read from
+// (the key goes in EnvS3Key). The awsSecret is mounted at AWSDir.
+func S3Env(src *v1beta2.S3BackupSource) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: EnvS3Path, Value: src.Path},
+		{Name: EnvS3Endpoint, Value: src.Endpoint},
+		{Name: EnvS3ForcePathStyle, Value: strconv.FormatBool(src.ForcePathStyle)},
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ type Server struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when it exited, with exit
 	exit error
+	log  string
 }
 
 // Stop kills the process and waits for it.
@@ -68,7 +70,9 @@ func StartS3(dir string) (*S3, error) {
 	s := &S3{AccessKey: "backuptest", SecretKey: "backuptest-secret-key"}
 	cmd := exec.Command(bin, "--port", addr, "--health", "/health", "posix", "--sidecar", meta, data) //nolint:gosec // the binary make built
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY_ID="+s.AccessKey, "ROOT_SECRET_ACCESS_KEY="+s.SecretKey)
-	s.Server, err = start(cmd, "http://"+addr, filepath.Join(dir, "versitygw.log"))
+	if s.Server, err = launch(cmd, "http://"+addr, filepath.Join(dir, "versitygw.log")); err == nil {
+		err = s.await()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -157,15 +161,70 @@ func StartEtcd(dir string) (*Server, error) {
 // StartMember runs the etcd member name of a one-member cluster on dataDir (a new one, or
 // data restored for it), logging to logPath.
 func StartMember(dataDir, name, clientURL, peerURL, logPath string) (*Server, error) {
+	cmd, err := memberCommand(dataDir, name, clientURL, peerURL, name+"="+peerURL)
+	if err != nil {
+		return nil, err
+	}
+	s, err := launch(cmd, clientURL, logPath)
+	if err != nil {
+		return nil, err
+	}
+	return s, s.await()
+}
+
+// StartCluster runs a cluster of n members with their data under dir.
+func StartCluster(dir string, n int) ([]*Server, error) {
+	var clients, peers, initial []string
+	for i := range n {
+		client, err := FreeURL()
+		if err != nil {
+			return nil, err
+		}
+		peer, err := FreeURL()
+		if err != nil {
+			return nil, err
+		}
+		clients, peers = append(clients, client), append(peers, peer)
+		initial = append(initial, fmt.Sprintf("m%d=%s", i, peer))
+	}
+	var members []*Server
+	stop := func() {
+		for _, m := range members {
+			m.Stop()
+		}
+	}
+	for i := range n {
+		name := fmt.Sprintf("m%d", i)
+		cmd, err := memberCommand(filepath.Join(dir, name), name, clients[i], peers[i], strings.Join(initial, ","))
+		var m *Server
+		if err == nil {
+			m, err = launch(cmd, clients[i], filepath.Join(dir, name+".log"))
+		}
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		members = append(members, m)
+	}
+	for _, m := range members { // healthy once a quorum runs: every member first
+		if err := m.await(); err != nil {
+			stop()
+			return nil, err
+		}
+	}
+	return members, nil
+}
+
+// memberCommand runs bin/'s etcd as member name of initialCluster.
+func memberCommand(dataDir, name, clientURL, peerURL, initialCluster string) (*exec.Cmd, error) {
 	assets, err := testenv.AssetsDir(".")
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(assets, "etcd"), "--name", name, "--data-dir", dataDir, //nolint:gosec // bin/'s etcd
+	return exec.Command(filepath.Join(assets, "etcd"), "--name", name, "--data-dir", dataDir, //nolint:gosec // bin/'s etcd
 		"--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", name+"="+peerURL, "--quota-backend-bytes", strconv.Itoa(2<<30))
-	return start(cmd, clientURL, logPath)
+		"--initial-cluster", initialCluster, "--quota-backend-bytes", strconv.Itoa(2<<30)), nil
 }
 
 // FreeURL is an http URL of a free loopback port.
@@ -174,8 +233,8 @@ func FreeURL() (string, error) {
 	return fmt.Sprintf("http://127.0.0.1:%d", port), err
 }
 
-// start runs cmd, logging to logPath, and waits until url/health answers 200.
-func start(cmd *exec.Cmd, url, logPath string) (*Server, error) {
+// launch runs cmd, logging to logPath, serving url.
+func launch(cmd *exec.Cmd, url, logPath string) (*Server, error) {
 	log, err := os.Create(logPath) //nolint:gosec // the test's own folder
 	if err != nil {
 		return nil, err
@@ -184,31 +243,36 @@ func start(cmd *exec.Cmd, url, logPath string) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, errors.Join(err, log.Close())
 	}
-	s := &Server{URL: url, cmd: cmd, done: make(chan struct{})}
+	s := &Server{URL: url, cmd: cmd, done: make(chan struct{}), log: logPath}
 	go func() { s.exit = cmd.Wait(); _ = log.Close(); close(s.done) }()
+	return s, nil
+}
+
+// await waits until s's /health answers 200 (it is stopped if not within 30 s).
+func (s *Server) await() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for {
-		if healthy(ctx, url+"/health") {
-			return s, nil
+		if healthy(ctx, s.URL+"/health") {
+			return nil
 		}
 		select {
 		case <-s.done:
-			return nil, fmt.Errorf("%s exited (%v): see %s", cmd.Path, s.exit, logPath)
+			return fmt.Errorf("%s exited (%v): see %s", s.cmd.Path, s.exit, s.log)
 		case <-ctx.Done():
 			s.Stop()
-			return nil, fmt.Errorf("%s did not answer %s/health in 30s: see %s", cmd.Path, url, logPath)
+			return fmt.Errorf("%s did not answer %s/health in 30s: see %s", s.cmd.Path, s.URL, s.log)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
 func healthy(ctx context.Context, url string) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil) //nolint:gosec // a loopback server of the test's
 	if err != nil {
 		return false
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(req) //nolint:gosec // a loopback server of the test's
 	if err != nil {
 		return false
 	}

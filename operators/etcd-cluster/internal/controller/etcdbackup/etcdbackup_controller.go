@@ -74,6 +74,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *v1beta2.EtcdBackup,
 	if err := r.deleteRecordedJobs(ctx, b); err != nil {
 		return ctrl.Result{}, err
 	}
+	if b.Status.Verifying != nil {
+		if done, err := r.verifyBackup(ctx, b, now); err != nil || !done {
+			return ctrl.Result{RequeueAfter: jobPoll}, err // the Job's events come sooner
+		}
+		return waitForNext(b), nil
+	}
 	due, ok, err := backup.Due(b)
 	switch {
 	case err != nil: // a schedule that does not parse: waits for a new spec
@@ -101,20 +107,27 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *v1beta2.EtcdBackup,
 	if done, err := r.backUp(ctx, b, due, now); err != nil || !done {
 		return ctrl.Result{RequeueAfter: jobPoll}, err // a Job under way: its events come sooner
 	}
+	return waitForNext(b), nil
+}
+
+// waitForNext records when b's next backup is due, once one is over, and waits for it.
+func waitForNext(b *v1beta2.EtcdBackup) ctrl.Result {
 	next, ok, err := backup.Due(b)
 	if err != nil || !ok {
 		setWaiting(b, nil)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}
 	}
 	setWaiting(b, &next)
-	return ctrl.Result{RequeueAfter: max(time.Until(next), time.Millisecond)}, nil
+	return ctrl.Result{RequeueAfter: max(time.Until(next), time.Millisecond)}
 }
 
 // clusterStartingPoll is how often a first backup looks whether its cluster is Available.
 const clusterStartingPoll = 5 * time.Second
 
 // clusterStarting says whether b's first backup should wait for its cluster, which exists
-// and has never been backed up, to become Available: a new cluster is no failure.
+// and has never been backed up, to become Available: a new cluster (no members yet) is no
+// failure. A cluster that had members is backed up as it is, even without a quorum: the
+// first step of recovering it.
 func (r *Reconciler) clusterStarting(ctx context.Context, b *v1beta2.EtcdBackup) (bool, error) {
 	if b.Spec.ClusterName == "" || b.Status.LastBackup != nil || b.Status.LastFailure != nil {
 		return false, nil
@@ -123,7 +136,7 @@ func (r *Reconciler) clusterStarting(ctx context.Context, b *v1beta2.EtcdBackup)
 	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, c); err != nil {
 		return false, client.IgnoreNotFound(err) // no cluster: the backup says so
 	}
-	return !conditions.IsTrue(c, v1beta2.AvailableCondition), nil
+	return len(c.Status.Members) == 0 && !conditions.IsTrue(c, v1beta2.AvailableCondition), nil
 }
 
 // backUp takes one backup, records it (status, Event, log line) and prunes what retention no
@@ -137,6 +150,10 @@ func (r *Reconciler) backUp(ctx context.Context, b *v1beta2.EtcdBackup, due, now
 	var record v1beta2.BackupRecord
 	if err == nil {
 		record, err = r.take(ctx, b, store, now)
+	}
+	if err == nil && b.Spec.Verify {
+		r.startVerification(ctx, b, record)
+		return false, nil
 	}
 	r.recordBackup(ctx, b, record, err, now)
 	if err == nil {
@@ -209,7 +226,7 @@ func (r *Reconciler) endpoints(ctx context.Context, b *v1beta2.EtcdBackup) ([]st
 
 // target is the cluster b backs up, with the client certificate to reach it.
 func (r *Reconciler) target(ctx context.Context, b *v1beta2.EtcdBackup) (backup.Target, error) {
-	t := backup.Target{DialTimeout: r.DialTimeout}
+	t := backup.Target{DialTimeout: r.DialTimeout, Keyspace: b.Spec.Verify}
 	if t.DialTimeout == 0 {
 		t.DialTimeout = etcd.DefaultDialTimeout
 	}

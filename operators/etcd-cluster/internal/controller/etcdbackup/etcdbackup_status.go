@@ -64,9 +64,13 @@ func setWaiting(b *v1beta2.EtcdBackup, next *time.Time) {
 func setConditions(b *v1beta2.EtcdBackup, backingUp bool) {
 	st := &b.Status
 	st.ObservedGeneration = b.Generation
-	if backingUp {
+	switch v := st.Verifying; {
+	case v != nil:
+		conditions.Set(b, conditions.ProgressingCondition, metav1.ConditionTrue, v1beta2.ReasonVerifying,
+			fmt.Sprintf("Verifying backup %s (revision %d of %s): a Job restores it into a scratch etcd", v.Path, v.EtcdRevision, v.Member))
+	case backingUp:
 		conditions.Set(b, conditions.ProgressingCondition, metav1.ConditionTrue, v1beta2.ReasonBackingUp, "Taking a backup of "+source(b))
-	} else {
+	default:
 		conditions.Set(b, conditions.ProgressingCondition, metav1.ConditionFalse, conditions.ReasonStable, "No backup is running")
 	}
 	switch f, last := st.LastFailure, st.LastBackup; {
@@ -78,6 +82,9 @@ func setConditions(b *v1beta2.EtcdBackup, backingUp bool) {
 		conditions.Set(b, conditions.DegradedCondition, metav1.ConditionFalse, conditions.ReasonAsExpected, "The last backup succeeded")
 		message := fmt.Sprintf("Revision %d of %s is in %s (%d bytes, taken %s)",
 			last.EtcdRevision, last.Member, last.Path, last.Size, last.StartTime.UTC().Format(time.RFC3339))
+		if last.Verification != nil {
+			message += "; verified: " + last.Verification.Message
+		}
 		conditions.Set(b, conditions.ReadyCondition, metav1.ConditionTrue, v1beta2.ReasonBackupSucceeded, message)
 	default:
 		conditions.Set(b, conditions.DegradedCondition, metav1.ConditionFalse, conditions.ReasonAsExpected, "No backup has failed")

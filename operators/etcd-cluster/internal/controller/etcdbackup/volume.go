@@ -19,22 +19,17 @@ import (
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/certs"
-	"github.com/quintet-operators/quintet/shared/labelled"
-	"github.com/quintet-operators/quintet/shared/pods"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/jobs"
 )
 
 // BackupLabel names, on a backup Job and its pod, the EtcdBackup it runs for.
 const BackupLabel = "etcd.database.coreos.com/backup"
-
-// CacheOptions narrows the manager's cache of Jobs to the backups' own.
-var CacheOptions = labelled.CacheOnly(labelled.Exists(BackupLabel), &batchv1.Job{})
 
 const (
 	// jobPoll is how often a running backup Job is looked at, besides its own events.
 	jobPoll = 10 * time.Second
 	// jobContainer is the name of the backup Job's container.
 	jobContainer = "backup"
-	jobUID       = 65532
 )
 
 // jobName is the Job of b's backup due at due: a pass that reads b's status before the last
@@ -54,15 +49,15 @@ func jobName(b *v1beta2.EtcdBackup, due time.Time) string {
 // later one reads its result and records it (deleteRecordedJobs deletes it once b's status
 // shows it). It says whether the backup is over.
 func (r *Reconciler) backUpToVolume(ctx context.Context, b *v1beta2.EtcdBackup, due, now time.Time) (bool, error) {
-	jobs, err := r.jobs(ctx, b)
+	jobList, err := r.jobs(ctx, b)
 	if err != nil {
 		return false, err
 	}
-	for i := range jobs {
-		if recorded(b, &jobs[i]) {
+	for i := range jobList {
+		if recorded(b, &jobList[i]) {
 			continue
 		}
-		result, finished, err := r.jobResult(ctx, &jobs[i])
+		result, finished, err := jobs.ReadResult(ctx, r.APIReader, &jobList[i], jobContainer)
 		if err != nil || !finished {
 			return false, err
 		}
@@ -75,16 +70,13 @@ func (r *Reconciler) backUpToVolume(ctx context.Context, b *v1beta2.EtcdBackup, 
 // deleteRecordedJobs deletes the Jobs whose result b's status holds: only then, so that a
 // pass reading an older status never misses a Job and makes another.
 func (r *Reconciler) deleteRecordedJobs(ctx context.Context, b *v1beta2.EtcdBackup) error {
-	if b.Spec.StorageType != v1beta2.BackupStorageTypePVC {
-		return nil
-	}
-	jobs, err := r.jobs(ctx, b)
+	jobList, err := r.jobs(ctx, b)
 	if err != nil {
 		return err
 	}
-	for i := range jobs {
-		if recorded(b, &jobs[i]) {
-			if err := r.Delete(ctx, &jobs[i], client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+	for i := range jobList {
+		if recorded(b, &jobList[i]) {
+			if err := r.Delete(ctx, &jobList[i], client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
 				return err
 			}
 		}
@@ -94,14 +86,17 @@ func (r *Reconciler) deleteRecordedJobs(ctx context.Context, b *v1beta2.EtcdBack
 
 // jobs are b's backup Jobs.
 func (r *Reconciler) jobs(ctx context.Context, b *v1beta2.EtcdBackup) ([]batchv1.Job, error) {
-	jobs := &batchv1.JobList{}
-	err := r.List(ctx, jobs, client.InNamespace(b.Namespace), client.MatchingLabels{BackupLabel: b.Name})
-	return jobs.Items, err
+	list := &batchv1.JobList{}
+	err := r.List(ctx, list, client.InNamespace(b.Namespace), client.MatchingLabels{BackupLabel: b.Name})
+	return list.Items, err
 }
 
 // recorded says whether b's status holds the result of job: a backup or a failure since it
-// was made.
+// was made; for a verification Job, that b verifies no longer the backup it verified.
 func recorded(b *v1beta2.EtcdBackup, job *batchv1.Job) bool {
+	if path, ok := job.Annotations[VerifiesAnnotation]; ok {
+		return b.Status.Verifying == nil || b.Status.Verifying.Path != path
+	}
 	made := job.CreationTimestamp
 	st := b.Status
 	return (st.LastBackup != nil && !st.LastBackup.StartTime.Before(&made)) || (st.LastFailure != nil && !st.LastFailure.Time.Before(&made))
@@ -167,55 +162,17 @@ func (r *Reconciler) placeLikeMembers(ctx context.Context, b *v1beta2.EtcdBackup
 	return nil
 }
 
-// jobResult reads a finished Job's result from its pod's termination message; a Job that
-// failed without one (its pod never ran, was killed, or ran out of time) is JobFailed.
-func (r *Reconciler) jobResult(ctx context.Context, job *batchv1.Job) (backup.JobResult, bool, error) {
-	var failed *batchv1.JobCondition
-	finished := false
-	for i, c := range job.Status.Conditions {
-		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
-			finished = true
-			if c.Type == batchv1.JobFailed {
-				failed = &job.Status.Conditions[i]
-			}
-		}
-	}
-	if !finished {
-		return backup.JobResult{}, false, nil
-	}
-	podList := &corev1.PodList{}
-	if err := r.APIReader.List(ctx, podList, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
-		return backup.JobResult{}, false, err
-	}
-	for _, p := range podList.Items {
-		for _, s := range p.Status.ContainerStatuses {
-			if s.Name == jobContainer && s.State.Terminated != nil && s.State.Terminated.Message != "" {
-				result, err := backup.DecodeResult(s.State.Terminated.Message)
-				if err != nil {
-					result = backup.JobResult{Reason: v1beta2.ReasonJobFailed, Message: err.Error()}
-				}
-				return result, true, nil
-			}
-		}
-	}
-	message := "the Job finished without a result"
-	if failed != nil {
-		message = fmt.Sprintf("Job %s failed (%s): %s", job.Name, failed.Reason, failed.Message)
-	}
-	return backup.JobResult{Reason: v1beta2.ReasonJobFailed, Message: message}, true, nil
-}
-
-// backupJob is the Job that backs b up to its claim: the operator's image, no API access,
-// restricted, one try (the manager retries with back-off), bounded by the policy's timeout.
+// backupJob is the Job that backs b up to its claim (and verifies the backup, with
+// spec.verify): the operator's image, with the cluster's client certificate if any.
 func backupJob(b *v1beta2.EtcdBackup, name, image string, endpoints []string, tlsSecret string) *batchv1.Job {
 	p, src := b.Spec.BackupPolicy, b.Spec.PersistentVolumeClaim
-	timeout := backup.Timeout(p)
 	env := []corev1.EnvVar{
 		{Name: backup.EnvJobEndpoints, Value: strings.Join(endpoints, ",")},
 		{Name: backup.EnvJobClaim, Value: src.ClaimName},
 		{Name: backup.EnvJobKey, Value: src.Path},
 		{Name: backup.EnvJobPeriodic, Value: strconv.FormatBool(backup.Periodic(p))},
-		{Name: backup.EnvJobTimeout, Value: timeout.String()},
+		{Name: backup.EnvJobTimeout, Value: backup.Timeout(p).String()},
+		{Name: backup.EnvJobVerify, Value: strconv.FormatBool(b.Spec.Verify)},
 	}
 	if p != nil {
 		env = append(env, corev1.EnvVar{Name: backup.EnvJobMaxBackups, Value: strconv.Itoa(p.MaxBackups)})
@@ -223,12 +180,8 @@ func backupJob(b *v1beta2.EtcdBackup, name, image string, endpoints []string, tl
 			env = append(env, corev1.EnvVar{Name: backup.EnvJobMaxAge, Value: p.MaxAge.Duration.String()})
 		}
 	}
-	container := corev1.Container{
-		Name: jobContainer, Image: image, Command: []string{"/manager", "backup-to-volume"}, Env: env,
-		VolumeMounts:             []corev1.VolumeMount{{Name: "backup", MountPath: backup.JobVolumeDir}},
-		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
-		SecurityContext:          pods.RestrictedContainerSecurityContext(&corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}),
-	}
+	container := jobs.Container(jobContainer, image, "backup-to-volume", env)
+	container.VolumeMounts = append(container.VolumeMounts, corev1.VolumeMount{Name: "backup", MountPath: backup.JobVolumeDir})
 	volumes := []corev1.Volume{{Name: "backup", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: src.ClaimName}}}}
 	if tlsSecret != "" {
@@ -241,25 +194,10 @@ func backupJob(b *v1beta2.EtcdBackup, name, image string, endpoints []string, tl
 		volumes = append(volumes, corev1.Volume{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 			SecretName: tlsSecret, Items: items, DefaultMode: ptr.To[int32](0o440)}}})
 	}
-	security := pods.RestrictedPodSecurityContext(jobUID)
-	security.FSGroup = ptr.To[int64](jobUID) // writes to the claim's folder
-	labels := map[string]string{BackupLabel: b.Name, "app.kubernetes.io/managed-by": "quintet-etcd-cluster"}
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: b.Namespace, Labels: labels},
-		Spec: batchv1.JobSpec{
-			BackoffLimit:            ptr.To[int32](0),
-			ActiveDeadlineSeconds:   ptr.To(int64((timeout + time.Minute).Seconds())),
-			TTLSecondsAfterFinished: ptr.To[int32](3600), // if the operator is gone; it deletes the Job once read
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					RestartPolicy:                corev1.RestartPolicyNever,
-					AutomountServiceAccountToken: ptr.To(false),
-					SecurityContext:              security,
-					Containers:                   []corev1.Container{container},
-					Volumes:                      volumes,
-				},
-			},
-		},
-	}
+	return newJob(b, name, nil, container, volumes)
+}
+
+// newJob is one of b's Jobs: bounded by the policy's timeout, labelled with b.
+func newJob(b *v1beta2.EtcdBackup, name string, annotations map[string]string, container corev1.Container, volumes []corev1.Volume) *batchv1.Job {
+	return jobs.New(b.Namespace, name, map[string]string{BackupLabel: b.Name}, annotations, backup.Timeout(b.Spec.BackupPolicy)+time.Minute, container, volumes)
 }

@@ -2,6 +2,7 @@ package etcdbackup
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,14 +10,16 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"go.uber.org/zap"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/jobs/jobstest"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
 	"github.com/quintet-operators/quintet/shared/conditions"
 )
 
@@ -49,34 +52,10 @@ func awaitJob(t *testing.T, b *v1beta2.EtcdBackup) *batchv1.Job {
 	return &jobs.Items[0]
 }
 
-// finishJob plays the Job controller and the kubelet (envtest runs neither): a pod of the
-// Job whose container ended with message, and the Job's conditions.
+// finishJob ends job as its pod would, with message.
 func finishJob(t *testing.T, job *batchv1.Job, message string, succeeded bool) {
 	t.Helper()
-	ctx := t.Context()
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name + "-x",
-		Labels: map[string]string{batchv1.JobNameLabel: job.Name}}, Spec: *job.Spec.Template.Spec.DeepCopy()}
-	g := NewWithT(t)
-	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
-	if message != "" {
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: jobContainer, Image: pod.Spec.Containers[0].Image,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Message: message}}}}
-		g.Expect(env.Client.Status().Update(ctx, pod)).To(Succeed())
-	}
-	now := metav1.Now()
-	job.Status.StartTime = &now
-	if succeeded {
-		job.Status.Succeeded, job.Status.CompletionTime = 1, &now
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: now},
-			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: now}}
-	} else {
-		job.Status.Failed = 1
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonDeadlineExceeded, Message: "Job was active longer than specified deadline", LastTransitionTime: now},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: batchv1.JobReasonDeadlineExceeded, Message: "Job was active longer than specified deadline", LastTransitionTime: now}}
-	}
-	g.Expect(env.Client.Status().Update(ctx, job)).To(Succeed())
+	jobstest.Finish(t, env.Client, job, message, succeeded)
 }
 
 // runJob runs the Job's own work (manager backup-to-volume) here, on a folder standing in for
@@ -87,7 +66,17 @@ func runJob(t *testing.T, job *batchv1.Job, dir string) string {
 	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 		env[e.Name] = e.Value
 	}
-	return string(backup.EncodeResult(backup.RunJob(t.Context(), func(k string) string { return env[k] }, dir, filepath.Join(dir, "no-tls"), time.Now())))
+	return string(backup.EncodeResult(backup.RunJob(t.Context(), func(k string) string { return env[k] }, dir, filepath.Join(dir, "no-tls"), time.Now(),
+		scratchVerifier(t))))
+}
+
+// scratchVerifier verifies backups as the Jobs do (restore.VerifyBackup), in a directory of
+// the test's.
+func scratchVerifier(t *testing.T) backup.Verifier {
+	dir := t.TempDir()
+	return func(ctx context.Context, open func(context.Context) (io.ReadCloser, error), sha256 string, want *v1beta2.KeyspaceFingerprint) (string, error) {
+		return restore.VerifyBackup(ctx, zap.NewNop(), dir, open, sha256, want)
+	}
 }
 
 func TestBackupToAVolumeRunsInARestrictedJobAndRecordsItsResult(t *testing.T) {

@@ -27,9 +27,15 @@ type defragCandidate struct {
 
 // nextDefragmentation picks the member to defragment, if any: one whose scheduled run is
 // due (it was not defragmented since run), or whose database is past freePercent. Followers
-// go first, the most free pages first; the leader last. It is pure.
+// go first, the most free pages first; the leader last. A pass in which a member did not
+// answer, is a learner, or no leader answered defragments nothing: the order needs every
+// member's state (a follower whose status timed out would otherwise go after the leader).
+// It is pure.
 func nextDefragmentation(p *v1beta2.DefragmentationPolicy, members []membership.Member, leader uint64,
 	last map[uint64]time.Time, run *time.Time) (defragCandidate, bool) {
+	if leader == 0 || slices.ContainsFunc(members, func(m membership.Member) bool { return !m.Healthy || m.Learner }) {
+		return defragCandidate{}, false
+	}
 	var candidates []defragCandidate
 	for _, m := range members {
 		switch {

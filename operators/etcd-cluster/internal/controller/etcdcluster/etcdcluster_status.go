@@ -82,6 +82,17 @@ func setCertificateExpiry(c *v1beta2.EtcdCluster, now time.Time) {
 	}
 }
 
+// lastDefragmented is a member's last defragmentation: the time its status held, or the
+// last defragmentation's record when that is newer. The status patch does not lock: a pass
+// that read the cluster from a cache older than the last one's write can lose a member's
+// time, and the record (a field of its own) brings it back.
+func lastDefragmented(st *v1beta2.EtcdClusterStatus, name string, t *metav1.Time) *metav1.Time {
+	if d := st.Defragmentation; d != nil && d.Last != nil && d.Last.Member == name && (t == nil || t.Before(&d.Last.Time)) {
+		return &d.Last.Time
+	}
+	return t
+}
+
 // setBlocked reports a pass that could not get the cluster's objects in place: Degraded
 // (conditions.ErrorReason) and not Ready; what is known of the members is left as it was.
 func setBlocked(c *v1beta2.EtcdCluster, err error) {
@@ -102,9 +113,9 @@ func setMembers(c *v1beta2.EtcdCluster, rep membership.Report, addr membership.A
 		}
 		st.Members = st.Members[:0]
 		for _, m := range o.Members {
-			id := fmt.Sprintf("%x", m.ID)
-			st.Members = append(st.Members, v1beta2.MemberStatus{Name: addr.Name(m.Ordinal), ID: id, Ready: m.Healthy, Learner: m.Learner,
-				DBSize: m.DBSize, DBSizeInUse: m.DBSizeInUse, LastDefragmentTime: defragmented[id]})
+			id, name := fmt.Sprintf("%x", m.ID), addr.Name(m.Ordinal)
+			st.Members = append(st.Members, v1beta2.MemberStatus{Name: name, ID: id, Ready: m.Healthy, Learner: m.Learner,
+				DBSize: m.DBSize, DBSizeInUse: m.DBSizeInUse, LastDefragmentTime: lastDefragmented(st, name, defragmented[id])})
 			switch {
 			case m.Learner:
 				n.learners++

@@ -122,6 +122,24 @@ func TestSetStatusListsMembersWithIDsAndTheLeader(t *testing.T) {
 	}
 }
 
+func TestSetStatusKeepsEachMembersLastDefragmentation(t *testing.T) {
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "ns"}}
+	c.Spec.Size, c.Spec.Version = 3, "3.6.8"
+	earlier, later := metav1.NewTime(time.Unix(1000, 0)), metav1.NewTime(time.Unix(2000, 0))
+	// A status read from a stale cache: e-0's time is gone, e-1's is older than its record.
+	c.Status.Members = []v1beta2.MemberStatus{{Name: "e-1", ID: "a1", LastDefragmentTime: &earlier}, {Name: "e-2", ID: "a2", LastDefragmentTime: &earlier}}
+	c.Status.Defragmentation = &v1beta2.DefragmentationStatus{Last: &v1beta2.DefragmentationRecord{Member: "e-1", Time: later}}
+	report := membership.Report{Observed: membership.Observed{Reachable: true, Members: healthy(3), Workloads: 3}, Leader: 0xa1, Version: "3.6.8"}
+	setStatus(c, outcome{report: report, step: membership.Step{Action: membership.ActionNone}}, DNSAddresses(c))
+	got := map[string]*metav1.Time{}
+	for _, m := range c.Status.Members {
+		got[m.Name] = m.LastDefragmentTime
+	}
+	if got["e-0"] != nil || !got["e-1"].Equal(&later) || !got["e-2"].Equal(&earlier) {
+		t.Fatalf("last defragmentations = %v; want e-0 none, e-1 the record's %v, e-2 its own %v", got, later, earlier)
+	}
+}
+
 func TestSetStatusReportsTheLowestVersionMembersRun(t *testing.T) {
 	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "e", Namespace: "ns"}}
 	c.Spec.Size, c.Spec.Version = 3, "3.6.8"

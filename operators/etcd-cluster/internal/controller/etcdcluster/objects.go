@@ -155,6 +155,10 @@ func compactionEnv(etcdArgs []string) []corev1.EnvVar {
 	return []corev1.EnvVar{{Name: "ETCD_AUTO_COMPACTION_MODE", Value: "periodic"}, {Name: "ETCD_AUTO_COMPACTION_RETENTION", Value: "1h"}}
 }
 
+// clusterToken is the cluster's initial-cluster-token: members of another cluster (of the
+// same name, before) are never taken for its own.
+func clusterToken(c *v1beta2.EtcdCluster) string { return c.Name + "-" + string(c.UID) }
+
 // memberAntiAffinity keeps members on different nodes: if possible, or always.
 func memberAntiAffinity(c *v1beta2.EtcdCluster, a v1beta2.AntiAffinity) *corev1.Affinity {
 	term := corev1.PodAffinityTerm{
@@ -210,7 +214,7 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, t memberTemplate) *apps
 			{Name: "ETCD_LISTEN_PEER_URLS", Value: fmt.Sprintf("%s://0.0.0.0:%d", scheme, peerPort)},
 			{Name: "ETCD_ADVERTISE_CLIENT_URLS", Value: fmt.Sprintf("%s://%s:%d", scheme, host, clientPort)},
 			{Name: "ETCD_INITIAL_ADVERTISE_PEER_URLS", Value: fmt.Sprintf("%s://%s:%d", scheme, host, peerPort)},
-			{Name: "ETCD_INITIAL_CLUSTER_TOKEN", Value: c.Name + "-" + string(c.UID)},
+			{Name: "ETCD_INITIAL_CLUSTER_TOKEN", Value: clusterToken(c)},
 			// Per member, as the operator wrote them on the pod before lifting its gate.
 			fromAnnotation("ETCD_INITIAL_CLUSTER", v1beta2.InitialClusterAnnotation),
 			fromAnnotation("ETCD_INITIAL_CLUSTER_STATE", v1beta2.InitialClusterStateAnnotation),
@@ -231,7 +235,7 @@ func statefulSet(c *v1beta2.EtcdCluster, replicas int32, t memberTemplate) *apps
 	}
 	var volumes []corev1.Volume
 	var initContainers []corev1.Container
-	if c.Spec.Restore != nil {
+	if c.Spec.Restore != nil && c.Spec.Restore.BackupStorageType == v1beta2.BackupStorageTypeS3 {
 		init, volume := restoreContainer(c, t.restoreImage, container.Env)
 		initContainers, volumes = append(initContainers, init), append(volumes, volume)
 	}

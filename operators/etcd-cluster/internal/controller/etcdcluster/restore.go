@@ -34,10 +34,8 @@ const (
 // awsSecret, mounted optional: a member restarting after the Secret is gone still starts.
 func restoreContainer(c *v1beta2.EtcdCluster, image string, env []corev1.EnvVar) (corev1.Container, corev1.Volume) {
 	src := c.Spec.Restore
-	env = append(env[:len(env):len(env)],
-		corev1.EnvVar{Name: restore.EnvS3Path, Value: src.S3.Path},
-		corev1.EnvVar{Name: restore.EnvS3Endpoint, Value: src.S3.Endpoint},
-		corev1.EnvVar{Name: restore.EnvS3ForcePathStyle, Value: strconv.FormatBool(src.S3.ForcePathStyle)},
+	env = append(env[:len(env):len(env)], restore.S3Env(src.S3)...)
+	env = append(env,
 		fromAnnotation(restore.EnvS3Key, v1beta2.RestoreKeyAnnotation),
 		fromAnnotation(restore.EnvSHA256, v1beta2.RestoreSHA256Annotation),
 		corev1.EnvVar{Name: restore.EnvRevisionBump, Value: strconv.FormatInt(src.RevisionBump, 10)},
@@ -55,16 +53,35 @@ func restoreContainer(c *v1beta2.EtcdCluster, image string, env []corev1.EnvVar)
 	return container, volume
 }
 
-// checkSnapshot reads the snapshot spec.restore names through and checks it, before the
-// first member starts on it, and returns its key (the path's, or the newest periodic backup
-// under it) and its database's SHA-256, which the member restores and checks again. A
-// snapshot that cannot be read or is not whole leaves the member waiting behind its gate,
-// its volume empty, and the Restored condition says why.
-func (r *Reconciler) checkSnapshot(ctx context.Context, c *v1beta2.EtcdCluster) (key, sum string, err error) {
+// errNoOperatorImage: a restore runs the operator's own image.
+var errNoOperatorImage = &backup.Error{Reason: conditions.ReasonReconcileFailed,
+	Err: errors.New("the operator does not know its own image, which restores the first member: set OPERATOR_IMAGE on the manager")}
+
+// prepareRestore gets the first member of a cluster with spec.restore ready to start on the
+// snapshot, and says whether it may: from S3, once the snapshot is checked and named on
+// member's pod (its init container restores it); from a volume, once a Job restored it into
+// the member's volume. A snapshot that cannot be used leaves the member behind its gate, its
+// volume empty, and the Restored condition says why.
+func (r *Reconciler) prepareRestore(ctx context.Context, c *v1beta2.EtcdCluster, member *corev1.Pod, initialCluster string) (bool, error) {
 	if r.OperatorImage == "" {
-		return "", "", &backup.Error{Reason: conditions.ReasonReconcileFailed,
-			Err: errors.New("the operator does not know its own image, which restores the first member: set OPERATOR_IMAGE on the manager")}
+		return false, errNoOperatorImage
 	}
+	if c.Spec.Restore.BackupStorageType == v1beta2.BackupStorageTypePVC {
+		return r.restoreFromClaim(ctx, c, initialCluster)
+	}
+	key, sum, err := r.checkSnapshot(ctx, c)
+	if err != nil {
+		return false, err
+	}
+	metav1.SetMetaDataAnnotation(&member.ObjectMeta, v1beta2.RestoreKeyAnnotation, key)
+	metav1.SetMetaDataAnnotation(&member.ObjectMeta, v1beta2.RestoreSHA256Annotation, sum)
+	return true, nil
+}
+
+// checkSnapshot reads the S3 snapshot spec.restore names through and checks it, before the
+// first member starts on it, and returns its key (the path's, or the newest periodic backup
+// under it) and its database's SHA-256, which the member restores and checks again.
+func (r *Reconciler) checkSnapshot(ctx context.Context, c *v1beta2.EtcdCluster) (key, sum string, err error) {
 	src := c.Spec.Restore
 	ctx, cancel := context.WithTimeout(ctx, snapshotCheckTimeout)
 	defer cancel()
@@ -102,14 +119,22 @@ func setRestored(c *v1beta2.EtcdCluster, oc outcome, available bool) {
 	case meta.IsStatusConditionTrue(c.Status.Conditions, v1beta2.RestoredCondition):
 	case available:
 		conditions.Set(c, v1beta2.RestoredCondition, metav1.ConditionTrue, v1beta2.ReasonRestored,
-			fmt.Sprintf("the cluster started from %s: its first member restored it, the others copy it as they join", src.S3.Path))
+			fmt.Sprintf("the cluster started from %s: its first member restored it, the others copy it as they join", restorePath(src)))
 	case failed:
 		conditions.Set(c, v1beta2.RestoredCondition, metav1.ConditionFalse, restoreErr.Reason,
 			fmt.Sprintf("the first member waits: %v (checked again with back-off)", oc.stepErr))
 	default:
 		conditions.Set(c, v1beta2.RestoredCondition, metav1.ConditionFalse, v1beta2.ReasonRestoring,
-			fmt.Sprintf("the first member restores %s before it starts", src.S3.Path))
+			fmt.Sprintf("the first member restores %s before it starts", restorePath(src)))
 	}
+}
+
+// restorePath names the snapshot src restores: <bucket>/<key>, or <claim>/<path>.
+func restorePath(src *v1beta2.RestoreSource) string {
+	if src.BackupStorageType == v1beta2.BackupStorageTypePVC {
+		return src.PersistentVolumeClaim.ClaimName + "/" + src.PersistentVolumeClaim.Path
+	}
+	return src.S3.Path
 }
 
 // restoreFailure is the error of a first member's start that the snapshot check stopped.

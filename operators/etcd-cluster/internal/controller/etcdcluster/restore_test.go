@@ -135,5 +135,7 @@ func TestEtcdClusterRefusesARestoreAddedOrChangedLater(t *testing.T) {
 		"metadata": map[string]any{"generateName": "bad-", "namespace": ns},
 		"spec":     map[string]any{"restore": map[string]any{"backupStorageType": "S3"}},
 	}}
-	g.Expect(env.Client.Create(context.Background(), u)).To(MatchError(ContainSubstring("restore.backupStorageType S3 needs restore.s3")))
+	g.Expect(env.Client.Create(context.Background(), u)).To(MatchError(ContainSubstring("backupStorageType S3 needs the s3 section")))
+	u.Object["spec"] = map[string]any{"restore": map[string]any{"backupStorageType": "PersistentVolumeClaim"}}
+	g.Expect(env.Client.Create(context.Background(), u)).To(MatchError(ContainSubstring("backupStorageType PersistentVolumeClaim needs the persistentVolumeClaim section")))
 }

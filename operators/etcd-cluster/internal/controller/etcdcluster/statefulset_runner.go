@@ -140,12 +140,10 @@ func (s *statefulSetRunner) Release(ctx context.Context, ordinal int, initialClu
 	}
 	patch := client.MergeFromWithOptions(pod.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	if state == "new" && s.c.Spec.Restore != nil {
-		key, sum, err := s.r.checkSnapshot(ctx, s.c)
-		if err != nil {
+		// The member stays behind its gate until its data is ready; a later pass releases it.
+		if ready, err := s.r.prepareRestore(ctx, s.c, pod, initialCluster); err != nil || !ready {
 			return err
 		}
-		metav1.SetMetaDataAnnotation(&pod.ObjectMeta, v1beta2.RestoreKeyAnnotation, key)
-		metav1.SetMetaDataAnnotation(&pod.ObjectMeta, v1beta2.RestoreSHA256Annotation, sum)
 	}
 	metav1.SetMetaDataAnnotation(&pod.ObjectMeta, v1beta2.InitialClusterAnnotation, initialCluster)
 	metav1.SetMetaDataAnnotation(&pod.ObjectMeta, v1beta2.InitialClusterStateAnnotation, state)

@@ -15,6 +15,7 @@ import (
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup/backuptest"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/jobs"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/shared/testenv"
 )
@@ -78,6 +79,7 @@ func runSuite(m *testing.M) int {
 	for _, clusterWide := range []bool{false, true} {
 		mgr, err := env.NewManager(testenv.ManagerOptions{Customize: func(o *ctrl.Options) {
 			CacheOptions(o)
+			jobs.CacheOptions(o)
 			o.Controller.MaxConcurrentReconciles = 2
 		}, FieldOwner: fieldOwners[clusterWide], EventSource: "etcd-test"})
 		must(err)

@@ -139,7 +139,10 @@ func TestEtcdRestoreRejectsBadInputAtAdmission(t *testing.T) {
 	}{
 		{"no cluster", map[string]any{"backupStorageType": "S3", "s3": s3}, "spec.etcdCluster: Required value"},
 		{"no s3", map[string]any{"etcdCluster": map[string]any{"name": "x"}, "backupStorageType": "S3"}, "backupStorageType S3 needs the s3 section"},
-		{"another store", map[string]any{"etcdCluster": map[string]any{"name": "x"}, "backupStorageType": "GCS", "s3": s3}, "supported values: \"S3\""},
+		{"no claim", map[string]any{"etcdCluster": map[string]any{"name": "x"}, "backupStorageType": "PersistentVolumeClaim"}, "needs the persistentVolumeClaim section"},
+		{"a claim path out of the volume", map[string]any{"etcdCluster": map[string]any{"name": "x"}, "backupStorageType": "PersistentVolumeClaim",
+			"persistentVolumeClaim": map[string]any{"claimName": "b", "path": "../etc/x.db"}}, "path is a relative file path in the volume"},
+		{"another store", map[string]any{"etcdCluster": map[string]any{"name": "x"}, "backupStorageType": "GCS", "s3": s3}, "supported values: \"S3\", \"PersistentVolumeClaim\""},
 		{"a restore in the cluster spec", map[string]any{"etcdCluster": map[string]any{"name": "x"}, "backupStorageType": "S3", "s3": s3,
 			"clusterSpec": map[string]any{"restore": map[string]any{"backupStorageType": "S3", "s3": s3}}}, "clusterSpec.restore is set by the EtcdRestore"},
 		{"a bad sha256", map[string]any{"etcdCluster": map[string]any{"name": "x"}, "backupStorageType": "S3", "s3": s3, "sha256": "abc"}, "sha256 is 64 lowercase hexadecimal digits"},
