@@ -208,6 +208,15 @@ type restoreStatus struct {
 	Succeeded  bool `json:"succeeded"`
 }
 
+// expectSameKeys checks that the plain cluster holds under prefix exactly the keys and values
+// written: their count and a SHA-256 of them all.
+func expectSameKeys(ctx context.Context, cluster *unstructured.Unstructured, written map[string][]byte, prefix string) {
+	wantCount, wantDigest := keysDigest(written)
+	gotCount, gotDigest := keysDigest(readKeys(ctx, etcdTLSClient(ctx, cluster, nil), prefix))
+	Expect(gotCount).To(Equal(wantCount))
+	Expect(gotDigest).To(Equal(wantDigest), "the SHA-256 of every key and value")
+}
+
 // keysDigest is the number of keys under prefix and a SHA-256 of every key and value, in
 // key order.
 func keysDigest(kvs map[string][]byte) (int, string) {

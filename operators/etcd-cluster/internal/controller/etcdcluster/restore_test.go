@@ -106,20 +106,27 @@ func TestEtcdClusterKeepsItsFirstMemberWaitingOnASnapshotItCannotUse(t *testing.
 			g := NewWithT(t)
 			c := restoringCluster(t, ns, tt.name, tt.key, tt.secret)
 			pod := memberPod(t, statefulSetOf(t, c), 0)
-			g.Eventually(func(g Gomega) {
-				get(g, c)
-				for _, cond := range []string{v1beta2.RestoredCondition, conditions.DegradedCondition} {
-					got := conditions.Get(c, cond)
-					g.Expect(got).NotTo(BeNil())
-					g.Expect(got.Reason).To(Equal(tt.reason), cond)
-					g.Expect(got.Message).To(ContainSubstring(tt.message), cond)
-				}
-			}, timeout, tick).Should(Succeed())
+			expectRestoreRefused(t, c, tt.reason, tt.message)
 			get(g, pod)
 			g.Expect(pod.Spec.SchedulingGates).NotTo(BeEmpty(), "the first member waits behind its gate")
 			g.Expect(events.Emitted(c, tt.reason)).To(BeNumerically(">=", 1), "a Warning Event says why")
 		})
 	}
+}
+
+// expectRestoreRefused waits until c's Restored and Degraded conditions say why its first
+// member cannot start from the snapshot.
+func expectRestoreRefused(t *testing.T, c *v1beta2.EtcdCluster, reason, message string) {
+	t.Helper()
+	NewWithT(t).Eventually(func(g Gomega) {
+		get(g, c)
+		for _, cond := range []string{v1beta2.RestoredCondition, conditions.DegradedCondition} {
+			got := conditions.Get(c, cond)
+			g.Expect(got).NotTo(BeNil())
+			g.Expect(got.Reason).To(Equal(reason), cond)
+			g.Expect(got.Message).To(ContainSubstring(message), cond)
+		}
+	}, timeout, tick).Should(Succeed())
 }
 
 func TestEtcdClusterRefusesARestoreAddedOrChangedLater(t *testing.T) {

@@ -101,15 +101,7 @@ func TestEtcdClusterKeepsItsFirstMemberWaitingWhenTheVolumeHoldsNoSnapshot(t *te
 	job := awaitRestoreJob(t, c)
 	missing := &backup.Error{Reason: v1beta2.ReasonSnapshotNotFound, Err: errors.New("reading etcd/no-file.db: volume backups has no such file")}
 	jobstest.Finish(t, env.Client, job, string(backup.EncodeResult(backup.JobResult{Reason: missing.Reason, Message: missing.Error()})), false)
-	g.Eventually(func(g Gomega) {
-		get(g, c)
-		for _, cond := range []string{v1beta2.RestoredCondition, conditions.DegradedCondition} {
-			got := conditions.Get(c, cond)
-			g.Expect(got).NotTo(BeNil())
-			g.Expect(got.Reason).To(Equal(v1beta2.ReasonSnapshotNotFound), cond)
-			g.Expect(got.Message).To(ContainSubstring("no such file"), cond)
-		}
-	}, timeout, tick).Should(Succeed())
+	expectRestoreRefused(t, c, v1beta2.ReasonSnapshotNotFound, "no such file")
 	get(g, member)
 	g.Expect(member.Spec.SchedulingGates).NotTo(BeEmpty(), "the member waits behind its gate")
 
