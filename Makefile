@@ -55,7 +55,7 @@ OPERATORS := $(notdir $(patsubst %/,%,$(wildcard operators/*/)))
 MODULES   := shared $(OPERATORS) e2e
 moddir     = $(if $(filter shared e2e,$(1)),$(1),operators/$(1))
 # Programs in hack/ are modules of their own, outside the workspace.
-HACK_MODULES := hack/localcluster hack/images hack/bundle hack/catalog
+HACK_MODULES := hack/localcluster hack/images hack/bundle hack/catalog hack/docs
 
 ## Pinned versions ----------------------------------------------------------------------
 # modversion returns the version go.mod file $(2) requires of module $(1).
@@ -104,6 +104,7 @@ ETCD_CLUSTER_PREVIOUS_COMMIT  = 0bad2249de937f725de2666981c4799b56287fad
 ETCD_CLUSTER_PREVIOUS_MANAGER = $(BIN)/etcd-cluster-v$(ETCD_CLUSTER_PREVIOUS_RELEASE)/manager
 IMAGES_TOOL    = $(BIN)/images
 BUNDLE_TOOL    = $(BIN)/bundle
+DOCS_TOOL      = $(BIN)/docs
 CATALOG_TOOL   = $(BIN)/catalog
 IMAGES_DIR     = $(BIN)/image-tarballs
 STATIC_DIR     = $(BIN)/static
@@ -212,8 +213,12 @@ fmt: ## gofmt every module.
 vet: ## go vet every module.
 	$(foreach m,$(MODULES),(cd $(call moddir,$(m)) && go vet -tags e2e,bench ./...) &&) true
 
+.PHONY: docs-check
+docs-check: $(DOCS_TOOL) ## Check the Markdown docs: relative links and their headings, `make` targets and repository paths in code spans.
+	@$(DOCS_TOOL) check $(ROOT)
+
 .PHONY: verify
-verify: generate bundle charts catalog tidy fmt build-alone ## Regenerate everything (code, CRDs, RBAC, bundles, charts, catalog) and fail if that changed any file.
+verify: generate bundle charts catalog tidy fmt build-alone docs-check ## Regenerate everything (code, CRDs, RBAC, bundles, charts, catalog) and fail if that changed any file; check the docs.
 	@if [ -n "$$(git status --porcelain)" ]; then \
 	  git status --porcelain; git --no-pager diff --stat; \
 	  echo "verify: generated files are out of date; run 'make generate tidy fmt' and commit the result"; exit 1; \
@@ -524,6 +529,9 @@ $(IMAGES_TOOL): $(wildcard hack/images/*.go) hack/images/go.mod
 
 $(BUNDLE_TOOL): $(wildcard hack/bundle/*.go) hack/bundle/go.mod
 	cd hack/bundle && GOWORK=off go build -o $@ .
+
+$(DOCS_TOOL): $(wildcard hack/docs/*.go) hack/docs/go.mod
+	cd hack/docs && GOWORK=off go build -o $@ .
 
 $(CATALOG_TOOL): $(wildcard hack/catalog/*.go) hack/catalog/go.mod
 	cd hack/catalog && GOWORK=off go build -o $@ .

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const makefile = `
+.PHONY: demo
+demo: tools ## the demo
+test-%: $(GINKGO)
+bundle-%:
+VAR := value
+cluster-up cluster-down: x
+run: build
+`
+
+// page writes files under a new root, with the Makefile above.
+func page(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	files["Makefile"] = makefile
+	for name, text := range files {
+		path := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestACleanTreePasses(t *testing.T) {
+	root := page(t, map[string]string{
+		"README.md": "# Quintet\n\nSee [the guide](docs/guide.md#first-steps), [here](#quintet), `make demo`, `make test-shared`, " +
+			"`make cluster-up OPERATOR=<name>`, `make run OPERATOR=<name>`, and a placeholder is no target: `make <target>`.\n" +
+			"Files: `docs/guide.md`, `hack/`, an operator's `config/default`.\n```sh\nmake nothing-here\n```\n",
+		"docs/guide.md": "# Guide\n\n## First steps\n\nBack to [the README](../README.md). `operators/<name>/config` is a placeholder.\n",
+		"hack/x.sh":     "",
+		"operators/gordon/config/default/kustomization.yaml": "",
+	})
+	problems, err := Check(root)
+	if err != nil || len(problems) != 0 {
+		t.Errorf("Check = %v, %v; want nothing broken", problems, err)
+	}
+}
+
+func TestEachKindOfBreakIsFound(t *testing.T) {
+	root := page(t, map[string]string{
+		"README.md": "# Q\n\n[gone](docs/gone.md) [no heading](docs/guide.md#nowhere) [no anchor here](#nope) `make demoo` `make bundle-x test-y` " +
+			"`docs/missing.md` `hack/x.sh`\n",
+		"docs/guide.md": "# Guide\n",
+		"hack/x.sh":     "",
+	})
+	problems, err := Check(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"README.md: link docs/gone.md: no such file docs/gone.md",
+		"README.md: link docs/guide.md#nowhere: docs/guide.md has no heading #nowhere",
+		"README.md: link #nope: README.md has no heading #nope",
+		"README.md: `make demoo`: no such target in the Makefile",
+		"README.md: `docs/missing.md`: no such file or folder in the repository",
+	}
+	slices.Sort(problems)
+	slices.Sort(want)
+	if !slices.Equal(problems, want) {
+		t.Errorf("Check =\n%s\nwant\n%s", strings.Join(problems, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestAnchorsAreGitHubs(t *testing.T) {
+	got := Anchors("# REST API and Swagger UI\n## OLM: bundles, catalog, images, install\n## Status\n## Status\n## `make demo`, step by step\n")
+	want := []string{"rest-api-and-swagger-ui", "olm-bundles-catalog-images-install", "status", "status-1", "make-demo-step-by-step"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Anchors = %v; want %v", got, want)
+	}
+}
+
+func TestMakeTargetsSkipVariablesAndPlaceholders(t *testing.T) {
+	for span, want := range map[string][]string{
+		"make demo":                          {"demo"},
+		"make -s verify lint":                {"verify", "lint"},
+		"make run OPERATOR=gordon ARGS=--x":  {"run"},
+		"make test-<module>":                 nil,
+		"cd x && make e2e GINKGO_ARGS='--f'": {"e2e"},
+		"REAL_NODE=required make robustness": {"robustness"},
+		"kubectl get pods":                   nil,
+	} {
+		if got := MakeTargets(span); !slices.Equal(got, want) {
+			t.Errorf("MakeTargets(%q) = %v; want %v", span, got, want)
+		}
+	}
+}

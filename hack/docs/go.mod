@@ -1,0 +1,3 @@
+module github.com/quintet-operators/quintet/hack/docs
+
+go 1.26.0
