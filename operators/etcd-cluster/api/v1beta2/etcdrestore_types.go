@@ -57,8 +57,7 @@ type EtcdClusterRef struct {
 // backupStorageType and s3 are the CoreOS etcd operator's fields, so its manifests work
 // unchanged.
 // +kubebuilder:validation:XValidation:rule="self == oldSelf",message="an EtcdRestore is one restore and cannot change: delete it (the cluster it made stays) and make another"
-// +kubebuilder:validation:XValidation:rule="self.backupStorageType != 'S3' || has(self.s3)",message="backupStorageType S3 needs the s3 section: path, awsSecret and (for a store other than AWS) endpoint"
-// +kubebuilder:validation:XValidation:rule="self.backupStorageType != 'PersistentVolumeClaim' || has(self.persistentVolumeClaim)",message="backupStorageType PersistentVolumeClaim needs the persistentVolumeClaim section: claimName and path"
+// (RestoreSource's rules, inlined, apply here too.)
 // +kubebuilder:validation:XValidation:rule="!has(self.clusterSpec) || !has(self.clusterSpec.restore)",message="clusterSpec.restore is set by the EtcdRestore from its own fields: leave it out"
 type EtcdRestoreSpec struct {
 	// etcdCluster is the EtcdCluster to make. It must not exist: a restore never
