@@ -189,7 +189,7 @@ lint-hack-%: $(GOLANGCI_LINT)
 	cd hack/$* && GOWORK=off $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml ./...
 
 .PHONY: generate
-generate: $(addprefix generate-,$(OPERATORS)) ## Regenerate deepcopy code, CRDs and RBAC of every operator.
+generate: $(addprefix generate-,$(OPERATORS)) docs-api ## Regenerate deepcopy code, CRDs and RBAC of every operator, and the API reference.
 
 # go generate runs last: what an operator derives from its CRDs (minimart's values.schema.json).
 generate-%: $(CONTROLLER_GEN) ## Regenerate one operator's code, CRDs and RBAC.
@@ -212,6 +212,10 @@ fmt: ## gofmt every module.
 	gofmt -l -w $(foreach m,$(MODULES),$(call moddir,$(m))) $(HACK_MODULES)
 vet: ## go vet every module.
 	$(foreach m,$(MODULES),(cd $(call moddir,$(m)) && go vet -tags e2e,bench ./...) &&) true
+
+.PHONY: docs-api
+docs-api: $(DOCS_TOOL) $(addprefix generate-,$(OPERATORS)) ## Write the API reference, docs/api/, from every operator's CRDs and API package.
+	@$(DOCS_TOOL) api $(ROOT)
 
 .PHONY: docs-check
 docs-check: $(DOCS_TOOL) ## Check the Markdown docs: relative links and their headings, `make` targets and repository paths in code spans.

@@ -98,3 +98,63 @@ func TestMakeTargetsSkipVariablesAndPlaceholders(t *testing.T) {
 		}
 	}
 }
+
+func TestAPIReferenceListsFieldsRulesAndReasons(t *testing.T) {
+	root := page(t, map[string]string{
+		"operators/demo/config/crd/bases/demo.example.com_widgets.yaml": `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+spec:
+  group: demo.example.com
+  names: {kind: Widget, plural: widgets, shortNames: [wd]}
+  scope: Namespaced
+  versions:
+  - name: v1
+    schema:
+      openAPIV3Schema:
+        description: A Widget widgets.
+        properties:
+          spec:
+            required: [size]
+            x-kubernetes-validations:
+            - rule: self.size % 2 == 1
+              message: size is odd
+            properties:
+              size: {type: integer, minimum: 1, maximum: 9, default: 3, description: "size of the widget,\n  in parts."}
+              mode: {type: string, enum: [Fast, Slow], description: "mode | how"}
+          status:
+            properties:
+              conditions: {type: array, items: {type: object, properties: {type: {type: string}}}}
+`,
+		"operators/demo/api/v1/conditions.go": "package v1\n\nconst (\n\t// ReadyCondition is True when it is.\n\tReadyCondition = \"Ready\"\n" +
+			"\t// ReasonSpinning: the widget spins.\n\tReasonSpinning = \"Spinning\"\n\tReasonUndocumented = \"Undocumented\"\n\tOther = \"x\"\n)\n",
+		"shared/conditions/vocabulary.go": "package conditions\n\n// ReasonStable: nothing changes.\nconst ReasonStable = \"Stable\"\n",
+	})
+	if err := WriteAPIReference(root); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(root, "docs", "api", "demo.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"## Widget", "`demo.example.com/v1`, namespaced, plural `widgets`, short names `wd`.",
+		"| `spec.size` | integer | required; default 3; minimum 1; maximum 9 | size of the widget, in parts. |",
+		"| `spec.mode` | string | one of Fast, Slow | mode \\| how |",
+		"| `status.conditions[].type` | string |  |  |",
+		"| `spec` | `self.size % 2 == 1` | size is odd |",
+		"| `ReadyCondition` | `Ready` | is True when it is. |",
+		"| `ReasonSpinning` | `Spinning` | the widget spins. |",
+		"| `ReasonUndocumented` | `Undocumented` |  |",
+	} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
+	}
+	if strings.Contains(string(page), "`Other`") {
+		t.Error("a constant that is neither a condition type nor a reason is listed")
+	}
+	index, err := os.ReadFile(filepath.Join(root, "docs", "api", "README.md"))
+	if err != nil || !strings.Contains(string(index), "| [demo](demo.md) | `Widget` |") || !strings.Contains(string(index), "| `ReasonStable` | `Stable` | nothing changes. |") {
+		t.Errorf("the index: %s, %v", index, err)
+	}
+}

@@ -1,8 +1,10 @@
 // Command docs checks the repository's Markdown as a newcomer follows it: every relative
 // link reaches a file (and a heading, when it names one), every `make <target>` in a code
-// span is a target of the Makefile, and every repository path in a code span exists.
+// span is a target of the Makefile, and every repository path in a code span exists. It also
+// writes the API reference, docs/api/, from the operators' CRDs and API packages.
 //
 //	docs check [root]
+//	docs api [root]
 package main
 
 import (
@@ -15,13 +17,20 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] != "check" {
-		fmt.Fprintln(os.Stderr, "usage: docs check [root]")
+	if len(os.Args) < 2 || (os.Args[1] != "check" && os.Args[1] != "api") {
+		fmt.Fprintln(os.Stderr, "usage: docs check|api [root]")
 		os.Exit(2)
 	}
 	root := "."
 	if len(os.Args) > 2 {
 		root = os.Args[2]
+	}
+	if os.Args[1] == "api" {
+		if err := WriteAPIReference(root); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
 	}
 	problems, err := Check(root)
 	if err != nil {

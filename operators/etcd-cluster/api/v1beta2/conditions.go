@@ -17,17 +17,31 @@ const (
 
 // Condition reasons of an EtcdCluster, besides the shared ones.
 const (
-	ReasonAllMembersReady    = "AllMembersReady"
-	ReasonQuorumAvailable    = "QuorumAvailable"
+	// ReasonAllMembersReady: every desired member runs, is healthy and votes (Ready).
+	ReasonAllMembersReady = "AllMembersReady"
+	// ReasonQuorumAvailable: a quorum of the voting members is healthy (Available).
+	ReasonQuorumAvailable = "QuorumAvailable"
+	// ReasonMembersUnreachable: no member answers the operator: pods not running etcd yet
+	// (a new cluster, members on kwok nodes), or their DNS names do not resolve from it.
 	ReasonMembersUnreachable = "MembersUnreachable"
-	ReasonQuorumLost         = "QuorumLost"
-	ReasonBootstrapping      = "Bootstrapping"
-	ReasonScalingOut         = "ScalingOut"
-	ReasonScalingIn          = "ScalingIn"
-	ReasonPromotingLearner   = "PromotingLearner"
-	ReasonReplacingMember    = "ReplacingMember"
-	ReasonUpgrading          = "Upgrading"
-	ReasonPaused             = "Paused"
+	// ReasonQuorumLost: members answer, but fewer than a quorum of the voters are healthy:
+	// the cluster takes no writes.
+	ReasonQuorumLost = "QuorumLost"
+	// ReasonBootstrapping: the first member starts a new cluster.
+	ReasonBootstrapping = "Bootstrapping"
+	// ReasonScalingOut: a member is added, as a learner.
+	ReasonScalingOut = "ScalingOut"
+	// ReasonScalingIn: a member is removed through etcd's API before its pod goes.
+	ReasonScalingIn = "ScalingIn"
+	// ReasonPromotingLearner: a learner that caught up with the leader becomes a voter.
+	ReasonPromotingLearner = "PromotingLearner"
+	// ReasonReplacingMember: a member that is really gone (its volume lost, or unreachable
+	// for replaceUnreachableAfter) is removed and added again as a new member.
+	ReasonReplacingMember = "ReplacingMember"
+	// ReasonUpgrading: members restart onto a new etcd version one at a time.
+	ReasonUpgrading = "Upgrading"
+	// ReasonPaused: spec.paused is true; the operator changes nothing.
+	ReasonPaused = "Paused"
 	// ReasonUpgradeRefused: spec.version is not a supported move from the running version.
 	ReasonUpgradeRefused = "UpgradeRefused"
 	// ReasonMembersUnhealthy: some members do not answer, but a quorum does.
@@ -57,19 +71,29 @@ const (
 	// ReasonIssuingCertificates: cert-manager has not yet issued every certificate the
 	// cluster's first members need.
 	ReasonIssuingCertificates = "IssuingCertificates"
-	// Reasons of CertificateExpiring: a static certificate expires within 30 days
-	// (ExpiresSoon), none does (NotSoon), or the operator (RenewedByOperator) or
-	// cert-manager (RenewedByCertManager) renews them.
-	ReasonExpiresSoon          = "ExpiresSoon"
-	ReasonNotSoon              = "NotSoon"
-	ReasonRenewedByOperator    = "RenewedByOperator"
+	// ReasonExpiresSoon: a static certificate expires within 30 days (CertificateExpiring
+	// True): replace the Secrets' certificates.
+	ReasonExpiresSoon = "ExpiresSoon"
+	// ReasonNotSoon: no static certificate expires within 30 days (CertificateExpiring).
+	ReasonNotSoon = "NotSoon"
+	// ReasonRenewedByOperator: the operator renews its own certificates (CertificateExpiring).
+	ReasonRenewedByOperator = "RenewedByOperator"
+	// ReasonRenewedByCertManager: cert-manager renews the certificates (CertificateExpiring).
 	ReasonRenewedByCertManager = "RenewedByCertManager"
-	ReasonEvenSize             = "EvenSize"
-	// Events of defragmentations (and DefragmentationRecord's reasons: Scheduled, FreePages).
-	ReasonDefragmented         = "Defragmented"
-	ReasonDefragmentFailed     = "DefragmentFailed"
-	ReasonScheduled            = "Scheduled"
-	ReasonFreePages            = "FreePages"
+	// ReasonEvenSize: a Warning Event: an even size tolerates no more failures than the odd
+	// size below it.
+	ReasonEvenSize = "EvenSize"
+	// ReasonDefragmented: an Event: a member was defragmented, with what it freed.
+	ReasonDefragmented = "Defragmented"
+	// ReasonDefragmentFailed: a Warning Event: a member's defragmentation failed; it is tried
+	// again in a later pass.
+	ReasonDefragmentFailed = "DefragmentFailed"
+	// ReasonScheduled: a defragmentation of defragmentation.schedule's run.
+	ReasonScheduled = "Scheduled"
+	// ReasonFreePages: a defragmentation of a member past defragmentation.freePercent.
+	ReasonFreePages = "FreePages"
+	// ReasonUnsafeMembershipSkip: a membership change that would lose the quorum (or that etcd
+	// refuses for now) was not made (Degraded True); the operator waits.
 	ReasonUnsafeMembershipSkip = "UnsafeMembershipChangeRefused"
 )
 
