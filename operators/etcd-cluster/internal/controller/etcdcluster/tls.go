@@ -122,9 +122,14 @@ func tlsStateOf(name string, m certs.Material, clientSecret string) (tlsState, e
 }
 
 // runningTLS reads the certificates the StatefulSet's members mount, if any.
+//
+// Both are read from the API server, not the cache: a pass that read the StatefulSet of the
+// pass before its own write would take the previous step for the running one, issue new
+// certificates for the step just taken (new keys: another Secret) and roll members a second
+// time.
 func (r *Reconciler) runningTLS(ctx context.Context, c *v1beta2.EtcdCluster) (string, *certs.Material, error) {
 	sts := &appsv1.StatefulSet{}
-	if err := r.Get(ctx, client.ObjectKeyFromObject(c), sts); err != nil {
+	if err := r.reader().Get(ctx, client.ObjectKeyFromObject(c), sts); err != nil {
 		return "", nil, client.IgnoreNotFound(err)
 	}
 	name := mountedTLSSecret(&sts.Spec.Template.Spec)
@@ -132,7 +137,7 @@ func (r *Reconciler) runningTLS(ctx context.Context, c *v1beta2.EtcdCluster) (st
 		return "", nil, nil
 	}
 	secret := &corev1.Secret{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, secret); err != nil {
+	if err := r.reader().Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, secret); err != nil {
 		return "", nil, client.IgnoreNotFound(err) // gone: the next certificates start afresh
 	}
 	m, err := certs.FromData(name, secret.Data)
@@ -274,7 +279,17 @@ func applicationClientSecret(c *v1beta2.EtcdCluster) string {
 // the steps of certs.Toward.
 func (r *Reconciler) clusterCA(ctx context.Context, c *v1beta2.EtcdCluster, now time.Time) (certs.CA, error) {
 	secret := &corev1.Secret{}
-	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: caSecret(c)}, secret)
+	key := client.ObjectKey{Namespace: c.Namespace, Name: caSecret(c)}
+	err := r.Get(ctx, key, secret)
+	if client.IgnoreNotFound(err) != nil {
+		return certs.CA{}, err
+	}
+	if err == nil && !certs.Due(secret.Data["ca.crt"], caLifetime, now) {
+		return certs.ParseCA(secret.Data["ca.crt"], secret.Data["ca.key"])
+	}
+	// Before making a CA, the API server's word: the cache may not show yet the one the pass
+	// before made, and a second new CA would roll the members again.
+	err = r.reader().Get(ctx, key, secret)
 	if client.IgnoreNotFound(err) != nil {
 		return certs.CA{}, err
 	}
