@@ -79,8 +79,12 @@ func swaggerUI(ctx context.Context, chromium, docsURL, token, operation, namespa
 	op := "#operations-" + operation
 	css := func(selector string) chromedp.CSS { return chromedp.CSS(selector) }
 	By("opening " + docsURL + ", authorizing with the token and trying " + operation)
+	// Chromium aborts a page load when the machine's network changes (net::ERR_NETWORK_CHANGED):
+	// other specs' pods come and go beside this one, each with its interfaces. The load is
+	// tried again, as a person would reload.
+	Eventually(func() error { return chromedp.Do(browser, chromedp.Navigate(docsURL)) }).
+		WithContext(browser).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed())
 	Expect(chromedp.Do(browser,
-		chromedp.Navigate(docsURL),
 		chromedp.WaitVisible(css("button.btn.authorize")),
 		chromedp.Click(css("button.btn.authorize")),
 		chromedp.WaitVisible(css(".modal-ux input")),
