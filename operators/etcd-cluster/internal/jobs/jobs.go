@@ -7,6 +7,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -31,22 +32,36 @@ const (
 // CacheOptions narrows the manager's cache of Jobs to the operator's own.
 var CacheOptions = labelled.CacheOnly(labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}), &batchv1.Job{})
 
-// ScratchDir is a Job's scratch directory (an emptyDir): where a backup is restored to be
-// verified.
-const ScratchDir = backup.JobScratchDir
-
 const (
 	uid           = 65532
 	scratchVolume = "scratch"
 )
 
-// Container runs `manager <command>` of image, restricted, read-only but for ScratchDir.
+// Container runs `manager <command>` of image, restricted, read-only but for its scratch
+// directory (backup.JobScratchDir, an emptyDir: where a backup is restored to be verified).
 func Container(name, image, command string, env []corev1.EnvVar) corev1.Container {
 	return corev1.Container{
 		Name: name, Image: image, Command: []string{"/manager", command}, Env: env,
-		VolumeMounts:             []corev1.VolumeMount{{Name: scratchVolume, MountPath: ScratchDir}},
+		VolumeMounts:             []corev1.VolumeMount{{Name: scratchVolume, MountPath: backup.JobScratchDir}},
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 		SecurityContext:          pods.RestrictedContainerSecurityContext(&corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}),
+	}
+}
+
+// Name is a Job's name: base, shortened so that with "-" and suffix it stays a valid label
+// value (the Job's pods carry it), 63 characters at most.
+func Name(base, suffix string) string {
+	if limit := 63 - 1 - len(suffix); len(base) > limit {
+		base = strings.TrimRight(base[:limit], "-.")
+	}
+	return base + "-" + suffix
+}
+
+// PlaceLikeMembers schedules a Job's pod where a cluster's members may run: with their
+// nodeSelector and tolerations (p is the cluster's pod policy, nil for none).
+func PlaceLikeMembers(pod *corev1.PodSpec, p *v1beta2.PodPolicy) {
+	if p != nil {
+		pod.NodeSelector, pod.Tolerations = p.NodeSelector, p.Tolerations
 	}
 }
 

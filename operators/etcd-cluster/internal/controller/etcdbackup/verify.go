@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -115,11 +114,7 @@ func (r *Reconciler) startVerifyJob(ctx context.Context, b *v1beta2.EtcdBackup, 
 
 // verifyJobName is the Job that verifies v: one per backup.
 func verifyJobName(b *v1beta2.EtcdBackup, v *v1beta2.BackupRecord) string {
-	name := b.Name
-	if len(name) > 43 { // a Job's name is a label value of its pods: 63 at most
-		name = strings.TrimRight(name[:43], "-.")
-	}
-	return name + "-verify-" + strconv.FormatInt(v.StartTime.Unix(), 36)
+	return jobs.Name(b.Name, "verify-"+strconv.FormatInt(v.StartTime.Unix(), 36))
 }
 
 // verifyJob is the Job that verifies v, in b's store, against the keyspace recorded.

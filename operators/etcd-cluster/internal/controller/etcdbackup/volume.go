@@ -35,14 +35,10 @@ const (
 // jobName is the Job of b's backup due at due: a pass that reads b's status before the last
 // one was written finds the same Job instead of making a second.
 func jobName(b *v1beta2.EtcdBackup, due time.Time) string {
-	name := b.Name
-	if len(name) > 50 { // a Job's name is a label value of its pods: 63 at most
-		name = strings.TrimRight(name[:50], "-.")
-	}
 	if due.IsZero() { // the first backup
-		return name + "-first"
+		return jobs.Name(b.Name, "first")
 	}
-	return name + "-" + strconv.FormatInt(due.Unix(), 36)
+	return jobs.Name(b.Name, strconv.FormatInt(due.Unix(), 36))
 }
 
 // backUpToVolume takes b's backup in a Job that mounts its claim: a pass makes the Job, a
@@ -156,9 +152,7 @@ func (r *Reconciler) placeLikeMembers(ctx context.Context, b *v1beta2.EtcdBackup
 	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, c); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if c.Spec.Pod != nil {
-		pod.NodeSelector, pod.Tolerations = c.Spec.Pod.NodeSelector, c.Spec.Pod.Tolerations
-	}
+	jobs.PlaceLikeMembers(pod, c.Spec.Pod)
 	return nil
 }
 

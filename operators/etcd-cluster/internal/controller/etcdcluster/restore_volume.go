@@ -3,7 +3,6 @@ package etcdcluster
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -37,13 +36,7 @@ const (
 )
 
 // restoreJobName is the Job that restores c's first member.
-func restoreJobName(c *v1beta2.EtcdCluster) string {
-	name := c.Name
-	if len(name) > 54 { // a Job's name is a label value of its pods: 63 at most
-		name = strings.TrimRight(name[:54], "-.")
-	}
-	return name + "-restore"
-}
+func restoreJobName(c *v1beta2.EtcdCluster) string { return jobs.Name(c.Name, "restore") }
 
 // restoreFromClaim restores c's first member from spec.restore's claim in a Job, over
 // several passes, and says whether the member's volume holds the data.
@@ -103,8 +96,6 @@ func restoreJob(c *v1beta2.EtcdCluster, image, initialCluster string) *batchv1.J
 			ClaimName: src.PersistentVolumeClaim.ClaimName, ReadOnly: true}}},
 	}
 	job := jobs.New(c.Namespace, restoreJobName(c), map[string]string{RestoreJobLabel: c.Name}, nil, snapshotCheckTimeout, container, volumes)
-	if p := c.Spec.Pod; p != nil {
-		job.Spec.Template.Spec.NodeSelector, job.Spec.Template.Spec.Tolerations = p.NodeSelector, p.Tolerations
-	}
+	jobs.PlaceLikeMembers(&job.Spec.Template.Spec, c.Spec.Pod)
 	return job
 }
