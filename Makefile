@@ -76,6 +76,7 @@ HELM_VERSION             := $(call modversion,helm.sh/helm/v3,hack/tools/helm/go
 CERT_MANAGER_VERSION     := $(call modversion,github.com/cert-manager/cert-manager,hack/tools/cert-manager/go.mod)
 # The S3-compatible object store of the local cluster (make s3-up); Apache-2.0.
 VERSITYGW_VERSION        := $(call modversion,github.com/versity/versitygw,hack/tools/versitygw/go.mod)
+FERRETDB_VERSION         := $(call modversion,github.com/FerretDB/FerretDB,hack/tools/ferretdb/go.mod)
 # The NATS server kre-runtime's message-flow e2e runs (its krt-runner's tests run it in process).
 NATS_VERSION             := $(call modversion,github.com/nats-io/nats-server/v2,operators/kre-runtime/go.mod)
 
@@ -90,6 +91,7 @@ HELM           = $(BIN)/helm-$(HELM_VERSION)
 OLM_BIN        = $(BIN)/olm-$(OLM_VERSION)
 CERT_MANAGER_BIN = $(BIN)/cert-manager-$(CERT_MANAGER_VERSION)
 VERSITYGW      = $(BIN)/versitygw-$(VERSITYGW_VERSION)
+FERRETDB       = $(BIN)/ferretdb-$(FERRETDB_VERSION)
 GRPC_HEALTH_PROBE = $(BIN)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 SCORECARD_TEST = $(BIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
@@ -114,13 +116,19 @@ NATS_IMAGE       = $(call image,nats):$(NATS_VERSION:v%=%)
 KRT_RUNNER_IMAGE = $(call image,krt-runner):$(IMAGE_TAG)
 # The S3-compatible store, tagged as its release.
 S3_IMAGE         = $(call image,versitygw):$(VERSITYGW_VERSION:v%=%)
+# kre-runtime's MongoDB and MinIO on the real node: FerretDB, and versitygw, each started from
+# the upstream image's contract by an entrypoint of hack/images, tagged as their releases.
+FERRETDB_IMAGE       = $(call image,ferretdb):$(FERRETDB_VERSION:v%=%)
+VERSITYGW_MINIO_IMAGE = $(call image,versitygw-minio):$(VERSITYGW_VERSION:v%=%)
 # minimart's store page, the container of its chart, tagged as the chart's appVersion.
 MINIMART_CHART     = operators/minimart/helm-charts/minimart
 MINIMART_APP_IMAGE = $(call image,minimart-app):v$(shell awk '/^appVersion:/ { gsub(/"/, "", $$2); print $$2 }' $(MINIMART_CHART)/Chart.yaml)
 # envtest finds kube-apiserver and etcd here; no setup-envtest downloads.
 export KUBEBUILDER_ASSETS := $(KUBE_BIN)
-# etcd-cluster's backup tests store to a real S3 server on loopback.
+# etcd-cluster's backup tests store to a real S3 server on loopback; krt-runner's save to
+# real FerretDB and versitygw servers on loopback.
 export QUINTET_VERSITYGW := $(VERSITYGW)
+export QUINTET_FERRETDB  := $(FERRETDB)
 
 KUBE_COMMANDS := kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy
 KUBE_LDFLAGS  := -s -w \
@@ -428,7 +436,8 @@ E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE
 	E2E_BUNDLE_TOOL=$(BUNDLE_TOOL) E2E_CATALOG_TOOL=$(CATALOG_TOOL) E2E_OPERATOR_SDK=$(OPERATOR_SDK) \
 	E2E_IMAGES_REGISTRY_TLS=$(IMAGE_REGISTRY_TLS) E2E_REGISTRY_CA=$(REGISTRY_CA) \
 	E2E_OPM_INDEX_IMAGE=$(OPM_INDEX_IMAGE) E2E_BUSYBOX_IMAGE=$(BUSYBOX_IMAGE) E2E_SCORECARD_IMAGE=$(SCORECARD_IMAGE) \
-	E2E_NATS_IMAGE=$(NATS_IMAGE) E2E_KRT_RUNNER_IMAGE=$(KRT_RUNNER_IMAGE) E2E_MINIMART_APP_IMAGE=$(MINIMART_APP_IMAGE) E2E_HELM=$(HELM) \
+	E2E_NATS_IMAGE=$(NATS_IMAGE) E2E_FERRETDB_IMAGE=$(FERRETDB_IMAGE) E2E_VERSITYGW_MINIO_IMAGE=$(VERSITYGW_MINIO_IMAGE) \
+	E2E_KRT_RUNNER_IMAGE=$(KRT_RUNNER_IMAGE) E2E_MINIMART_APP_IMAGE=$(MINIMART_APP_IMAGE) E2E_HELM=$(HELM) \
 	E2E_CHART_REPO=$(CHART_REPO) E2E_HELM_REGISTRY_FLAGS="$(HELM_REGISTRY_FLAGS)" E2E_ROBUSTNESS_TRAFFIC=$(E2E_ROBUSTNESS_TRAFFIC) \
 	E2E_ETCD_CLUSTER_PREVIOUS_RELEASE=$(ETCD_CLUSTER_PREVIOUS_RELEASE)
 
@@ -459,9 +468,9 @@ robustness: tools-test ## The etcd-cluster robustness scenarios on the real node
 	echo "Robustness, one scenario a line:"; cat $(LOCAL)/logs/e2e/robustness/table.txt; exit $$rc
 
 .PHONY: images
-images: $(KUBE_BIN)/.built $(VERSITYGW) $(ETCD_PREVIOUS) $(ETCD_CLUSTER_PREVIOUS_MANAGER) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) $(SCORECARD_TEST) node-packages ## Build our images from source (pause, etcd, managers and the previous etcd-cluster release's, e2e agent, NATS and krt-runner, minimart-app, the S3 store, OLM's and operator-sdk's); load them into a running real node.
+images: $(KUBE_BIN)/.built $(VERSITYGW) $(FERRETDB) $(ETCD_PREVIOUS) $(ETCD_CLUSTER_PREVIOUS_MANAGER) $(IMAGES_TOOL) $(LOCALCLUSTER) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) $(SCORECARD_TEST) node-packages ## Build our images from source (pause, etcd, managers and the previous etcd-cluster release's, e2e agent, NATS, FerretDB, versitygw and krt-runner, minimart-app, the S3 store, OLM's and operator-sdk's); load them into a running real node.
 	@mkdir -p $(STATIC_DIR)
-	cd hack/images && GOWORK=off go build -o $(STATIC_DIR)/pause ./pause && GOWORK=off go build -o $(STATIC_DIR)/cp ./cp
+	cd hack/images && for c in pause cp ferretdb-entrypoint mongosh-ping versitygw-entrypoint; do GOWORK=off go build -o $(STATIC_DIR)/$$c ./$$c || exit 1; done
 	cd e2e && go build -o $(STATIC_DIR)/e2e-agent ./agent
 	$(foreach op,$(OPERATORS),(cd operators/$(op) && go build -o $(STATIC_DIR)/$(op)-manager ./cmd) &&) true
 	cd operators/kre-runtime && go build -o $(STATIC_DIR)/krt-runner ./cmd/krt-runner && go build -o $(STATIC_DIR)/nats-server github.com/nats-io/nats-server/v2
@@ -473,6 +482,8 @@ images: $(KUBE_BIN)/.built $(VERSITYGW) $(ETCD_PREVIOUS) $(ETCD_CLUSTER_PREVIOUS
 	  $(call image,e2e-agent):$(IMAGE_TAG)=$(STATIC_DIR)/e2e-agent:/agent \
 	  $(NATS_IMAGE)=$(STATIC_DIR)/nats-server:/nats-server $(KRT_RUNNER_IMAGE)=$(STATIC_DIR)/krt-runner:/krt-runner \
 	  $(MINIMART_APP_IMAGE)=$(STATIC_DIR)/minimart-app:/minimart-app $(S3_IMAGE)=$(VERSITYGW):/versitygw \
+	  $(FERRETDB_IMAGE)=$(STATIC_DIR)/ferretdb-entrypoint:/entrypoint,$(FERRETDB):/usr/local/bin/ferretdb,$(STATIC_DIR)/mongosh-ping:/usr/bin/mongosh \
+	  $(VERSITYGW_MINIO_IMAGE)=$(STATIC_DIR)/versitygw-entrypoint:/entrypoint,$(VERSITYGW):/usr/local/bin/versitygw \
 	  $(OPM_IMAGE)=$(OPM):/bin/opm $(OLM_UTIL_IMAGE)=$(STATIC_DIR)/cp:/bin/cp,$(OLM_BIN)/cpb:/bin/cpb \
 	  $(foreach op,$(OPERATORS),$(call manager_image,$(op))=$(STATIC_DIR)/$(op)-manager:/manager) \
 	  $(call image,etcd-cluster):v$(ETCD_CLUSTER_PREVIOUS_RELEASE)=$(ETCD_CLUSTER_PREVIOUS_MANAGER):/manager \
@@ -485,7 +496,11 @@ images: $(KUBE_BIN)/.built $(VERSITYGW) $(ETCD_PREVIOUS) $(ETCD_CLUSTER_PREVIOUS
 
 ##@ Benchmarks
 
-.PHONY: bench-gordon bench-minimart bench-restapi bench-etcd-backup
+.PHONY: bench-gordon bench-minimart bench-restapi bench-etcd-backup bench-kre
+bench-kre: tools-test ## kre-runtime's sample workflow on the real node, keeping results in MongoDB and the bucket, then NATS alone: req/s, p50/p99 at concurrency 1 and 16, runner memory.
+	@$(MAKE) --no-print-directory cluster-down cluster-up
+	@rc=0; (cd e2e && $(E2E_ENV) go test -tags bench -run TestBenchKRE -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-kre.log) || rc=$$?; \
+	$(MAKE) --no-print-directory cluster-down; exit $$rc
 bench-etcd-backup: $(KUBE_BIN)/.built $(VERSITYGW) ## An EtcdBackup of a BENCH_DB_MIB (256) MiB database, real etcd to real versitygw on loopback, and its restore: time, throughput, peak RSS.
 	cd operators/etcd-cluster && go test -tags bench -run TestBenchBackup -count=1 -timeout 20m -v ./internal/backup/ 2>&1 | tee $(LOCAL)/bench-etcd-backup.log | grep -v "^=== RUN"
 bench-restapi: tools-test ## What the REST API adds to a request: p50/p99 of 1000 GETs through it and straight to the API server.
@@ -508,7 +523,7 @@ tools: tools-test ## Build every pinned tool into bin/ (a no-op when present).
 # What test, e2e, demo and the benchmarks use: all of them, today.
 tools-test: $(KUBE_BIN)/.built $(HELM) $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
 	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) \
-	$(CERT_MANAGER_BIN)/.built $(VERSITYGW)
+	$(CERT_MANAGER_BIN)/.built $(VERSITYGW) $(FERRETDB)
 
 # The control plane, the real node's kubelet, kube-proxy and crictl, etcd and kwok in one
 # `go build`, so they share compilation, and kwok's stages (node and pod lifecycles) from the
@@ -554,6 +569,16 @@ $(GRPC_HEALTH_PROBE): hack/tools/grpc-health-probe/go.mod
 
 $(VERSITYGW): hack/tools/versitygw/go.mod
 	cd hack/tools/versitygw && GOWORK=off go build -o $@ github.com/versity/versitygw/cmd/versitygw
+
+# FerretDB is built in a copy of its module, as upstream builds it: its version package requires
+# build/version/version.txt, which the module leaves to its release tooling to write.
+$(FERRETDB): hack/tools/ferretdb/go.mod
+	@rm -rf $(LOCAL)/ferretdb-src && mkdir -p $(LOCAL)
+	cd hack/tools/ferretdb && GOWORK=off go mod download github.com/FerretDB/FerretDB && \
+	  cp -r "$$(GOWORK=off go list -m -f '{{.Dir}}' github.com/FerretDB/FerretDB)" $(LOCAL)/ferretdb-src
+	chmod -R u+w $(LOCAL)/ferretdb-src && echo $(FERRETDB_VERSION) > $(LOCAL)/ferretdb-src/build/version/version.txt
+	cd $(LOCAL)/ferretdb-src && GOWORK=off GOFLAGS=-mod=mod go build -trimpath -tags ferretdb_no_postgresql -o $@ ./cmd/ferretdb
+	rm -rf $(LOCAL)/ferretdb-src
 
 # CoreDNS serves cluster DNS to the real node's pods.
 $(COREDNS): hack/tools/coredns/go.mod

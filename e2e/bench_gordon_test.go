@@ -54,7 +54,7 @@ func TestBenchGordon(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	manager := startBenchManager(t)
+	manager := startBenchManager(t, "gordon")
 
 	opNS := benchNamespace(t, c, "bench-gordon")
 	requestsBefore := scrapeRequests(t, benchMetrics)
@@ -74,7 +74,7 @@ func TestBenchGordon(t *testing.T) {
 	stopBenchManager(manager)
 
 	// Like for like: gordon with kube-controller-manager's client limits and ReplicaSet workers.
-	limited := startBenchManager(t, rsClientLimits...)
+	limited := startBenchManager(t, "gordon", rsClientLimits...)
 	limNS := benchNamespace(t, c, "bench-gordon-limited")
 	limUp := timeUntilRunning(t, c, limNS, func() { createGordons(t, c, limNS) })
 	limReplace := timeUntilRunning(t, c, limNS, func() { deleteEveryNth(t, c, limNS, benchDeleteFrac) })
@@ -140,11 +140,11 @@ func stopBenchManager(cmd *exec.Cmd) {
 	_ = cmd.Wait()
 }
 
-// startBenchManager builds and runs the gordon manager with plain-HTTP metrics on loopback.
-func startBenchManager(t *testing.T, args ...string) *exec.Cmd {
-	bin := filepath.Join(t.TempDir(), "gordon-manager")
+// startBenchManager builds and runs operator's manager with plain-HTTP metrics on loopback.
+func startBenchManager(t *testing.T, operator string, args ...string) *exec.Cmd {
+	bin := filepath.Join(t.TempDir(), operator+"-manager")
 	build := exec.Command("go", "build", "-o", bin, "./cmd")
-	build.Dir = filepath.Join("..", "operators", "gordon")
+	build.Dir = filepath.Join("..", "operators", operator)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the manager: %v\n%s", err, out)
 	}

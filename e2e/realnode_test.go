@@ -111,19 +111,25 @@ func httpGet(ctx context.Context, url string) (int, string, error) {
 
 // httpDo sends a request with body from this host and returns the status code and body.
 func httpDo(ctx context.Context, method, url, body string) (int, string, error) {
+	code, answer, _, err := httpDoHeader(ctx, method, url, body)
+	return code, answer, err
+}
+
+// httpDoHeader is httpDo, with the answer's header.
+func httpDoHeader(ctx context.Context, method, url, body string) (int, string, http.Header, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
-		return 0, "", err
+		return 0, "", nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, "", err
+		return 0, "", nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	answer, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(answer), err
+	return resp.StatusCode, string(answer), resp.Header, err
 }
 
 // agentURL is the agent's URL on a pod's IP.

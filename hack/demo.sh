@@ -162,15 +162,16 @@ if [ -z "$real_node" ] && k get -n "$NS" etcdclusters -o name 2>/dev/null | grep
 fi
 if [ -n "$real_node" ] && k get -n "$NS" service greeter-v1-entrypoint >/dev/null 2>&1; then
   echo
-  echo "== kre-runtime: POST /predict to greeter-v1's entrypoint; NATS carries it through prepare, greet and stamp"
+  echo "== kre-runtime: POST /predict to greeter-v1's entrypoint; NATS carries it through prepare, greet and"
+  echo "   stamp, which keeps the answer in the bucket kre (versitygw) and a document in MongoDB (FerretDB)"
   ip=$(k get -n "$NS" service greeter-v1-entrypoint -o jsonpath='{.spec.clusterIP}')
-  echo "\$ curl -X POST --data hello http://$ip/predict?workflow=Greet"
-  # Nodes have no readiness probe: the first request may come before they subscribe.
+  echo "\$ curl -i -X POST --data hello http://$ip/predict?workflow=Greet"
   for _ in $(seq 1 20); do
-    answer=$(curl -fsS --max-time 10 -X POST --data hello "http://$ip/predict?workflow=Greet" 2>&1) && break
+    answer=$(curl -fsS -i --max-time 10 -X POST --data hello "http://$ip/predict?workflow=Greet" 2>&1) && break
     sleep 1
   done
-  echo "$answer"
+  echo "$answer" | grep -iv '^date:\|^content-length:\|^content-type:'
+  echo "(the document: database data, collection greeter-v1, _id the request id; the object: kre/greeter-v1/<request id>)"
 fi
 if k get -n "$NS" minimarts.charts.samutup.com minimart-sample >/dev/null 2>&1; then
   echo

@@ -11,6 +11,8 @@ const (
 	DefaultMongoImage = "docker.io/library/mongo:8.0.4"
 	DefaultNATSImage  = "docker.io/library/nats:2.15.2"
 	DefaultMinIOImage = "quay.io/minio/minio:RELEASE.2024-12-18T13-15-44Z"
+	// DefaultBucket is spec.minio.bucket when the Runtime names none.
+	DefaultBucket = "kre"
 )
 
 // RuntimeSpec is the infrastructure of a KRE runtime. Field names follow KRE's own Runtime
@@ -189,6 +191,15 @@ type MinIOSpec struct {
 	// credentials of MinIO's root user.
 	// +optional
 	Credentials MinIOCredentials `json:"credentials,omitempty"`
+
+	// bucket the versions' nodes keep their objects in (KRT_MINIO_BUCKET); they create it when
+	// it does not exist.
+	// +kubebuilder:default=kre
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9.-]*[a-z0-9]$`
+	// +optional
+	Bucket string `json:"bucket,omitempty"`
 
 	// storage of the object store.
 	// +kubebuilder:default={}

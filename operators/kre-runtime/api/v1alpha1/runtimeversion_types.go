@@ -138,6 +138,12 @@ type Node struct {
 	// +kubebuilder:default=1
 	// +optional
 	Replicas *int32 `json:"replicas,omitempty"`
+
+	// readinessProbe of the node's container, when its image can tell: a node that is Ready
+	// takes messages (krt-runner: `httpGet` of /healthz on port 8080, ready once subscribed).
+	// Without one, a node is Ready once it runs.
+	// +optional
+	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
 }
 
 // Workflow chains nodes behind an entrypoint name.

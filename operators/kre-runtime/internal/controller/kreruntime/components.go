@@ -47,8 +47,9 @@ type component struct {
 	args      []string
 	env       []corev1.EnvVar
 	mountPath string
-	readiness *corev1.Probe
-	placement v1alpha1.Placement
+	// readiness and liveness probe the server itself: a ping, a health endpoint.
+	readiness, liveness *corev1.Probe
+	placement           v1alpha1.Placement
 	// runAsUser is the image's own unprivileged user.
 	runAsUser int64
 	// credentials is the Secret the component's root credentials come from; nil for none.
@@ -100,7 +101,8 @@ func mongo(rt *v1alpha1.Runtime) component {
 		args:        []string{"--bind_ip_all"},
 		env:         []corev1.EnvVar{SecretEnv("MONGO_INITDB_ROOT_USERNAME", c.secret, c.keys[0]), SecretEnv("MONGO_INITDB_ROOT_PASSWORD", c.secret, c.keys[1])},
 		mountPath:   "/data/db",
-		readiness:   tcpProbe("mongodb"),
+		readiness:   probe(mongoPing, 5, 10, 5, 3),
+		liveness:    probe(mongoPing, 30, 20, 10, 6),
 		runAsUser:   999, // the image's mongodb user
 		credentials: c,
 	}
@@ -129,7 +131,8 @@ func nats(rt *v1alpha1.Runtime) component {
 		env: []corev1.EnvVar{{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}}},
 		mountPath: dataDir,
-		readiness: httpProbe("/healthz", "monitor"),
+		readiness: probe(httpGet("/healthz", "monitor"), 5, 10, 2, 3),
+		liveness:  probe(httpGet("/healthz?js-enabled-only=true", "monitor"), 10, 20, 5, 6),
 		runAsUser: 65532,
 	}
 }
@@ -157,7 +160,8 @@ func minio(rt *v1alpha1.Runtime) component {
 			SecretEnv("MINIO_ROOT_USER", c.secret, c.keys[0]), SecretEnv("MINIO_ROOT_PASSWORD", c.secret, c.keys[1]),
 		},
 		mountPath:   dataDir,
-		readiness:   httpProbe("/minio/health/ready", "api"),
+		readiness:   probe(httpGet("/minio/health/ready", "api"), 5, 10, 2, 3),
+		liveness:    probe(httpGet("/minio/health/live", "api"), 10, 20, 5, 6),
 		runAsUser:   65532,
 		credentials: c,
 	}
@@ -169,18 +173,21 @@ func SecretEnv(name, secret, key string) corev1.EnvVar {
 		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key}}}
 }
 
-// tcpProbe and httpProbe set every number the API server would default, so that comparing
-// the desired StatefulSet with the existing one sees no change (see ensure.CopyManagedFields).
-func tcpProbe(port string) *corev1.Probe {
-	return probe(corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(port)}})
+// mongoPing is MongoDB's health check: the server answers a ping of the admin database (which
+// needs no authentication). mongosh is in the upstream image; quintet/ferretdb has a client
+// that answers exactly this command.
+var mongoPing = corev1.ProbeHandler{Exec: &corev1.ExecAction{
+	Command: []string{"mongosh", "--quiet", "--norc", "--eval", "db.adminCommand('ping').ok"}}}
+
+func httpGet(path, port string) corev1.ProbeHandler {
+	return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString(port), Scheme: corev1.URISchemeHTTP}}
 }
 
-func httpProbe(path, port string) *corev1.Probe {
-	return probe(corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString(port), Scheme: corev1.URISchemeHTTP}})
-}
-
-func probe(h corev1.ProbeHandler) *corev1.Probe {
-	return &corev1.Probe{ProbeHandler: h, InitialDelaySeconds: 5, TimeoutSeconds: 2, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3}
+// probe sets every number the API server would default, so that comparing the desired
+// StatefulSet with the existing one sees no change (see ensure.CopyManagedFields).
+func probe(h corev1.ProbeHandler, initialDelay, period, timeout, failures int32) *corev1.Probe {
+	return &corev1.Probe{ProbeHandler: h, InitialDelaySeconds: initialDelay, PeriodSeconds: period, TimeoutSeconds: timeout,
+		SuccessThreshold: 1, FailureThreshold: failures}
 }
 
 func orDefault(value, def string) string {

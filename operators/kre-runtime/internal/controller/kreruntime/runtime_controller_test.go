@@ -93,7 +93,15 @@ func TestKREsSampleAppliesVerbatimAndMakesItsInfrastructure(t *testing.T) {
 		for _, e := range pod.Containers[0].Env {
 			g.Expect(e.Value).NotTo(Or(Equal("123456"), Equal("12345678")), "credentials reach pods only through Secrets")
 		}
+		g.Expect(pod.Containers[0].ReadinessProbe).NotTo(BeNil(), name)
+		g.Expect(pod.Containers[0].LivenessProbe).NotTo(BeNil(), name)
 	}
+	// MongoDB is probed with a ping, MinIO on its health endpoints.
+	mongoProbe := sets["kre-mongo"].Spec.Template.Spec.Containers[0].LivenessProbe
+	g.Expect(mongoProbe.Exec.Command).To(Equal([]string{"mongosh", "--quiet", "--norc", "--eval", "db.adminCommand('ping').ok"}))
+	minio := sets["kre-minio"].Spec.Template.Spec.Containers[0]
+	g.Expect(minio.ReadinessProbe.HTTPGet.Path).To(Equal("/minio/health/ready"))
+	g.Expect(minio.LivenessProbe.HTTPGet.Path).To(Equal("/minio/health/live"))
 	g.Expect(sets["kre-nats"].Spec.Template.Spec.Containers[0].Args).To(ContainElement(
 		"--routes=nats://kre-nats-0.kre-nats-headless:6222,nats://kre-nats-1.kre-nats-headless:6222"))
 	for _, name := range []string{"kre-mongo", "kre-mongo-headless", "kre-nats", "kre-nats-headless", "kre-minio", "kre-minio-headless"} {

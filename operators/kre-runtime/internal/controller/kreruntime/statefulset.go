@@ -74,6 +74,7 @@ func statefulSet(rt *v1alpha1.Runtime, c component) *appsv1.StatefulSet {
 						Env:                      c.env,
 						Ports:                    c.ports,
 						ReadinessProbe:           c.readiness,
+						LivenessProbe:            c.liveness,
 						VolumeMounts:             []corev1.VolumeMount{{Name: "data", MountPath: c.mountPath}, {Name: "tmp", MountPath: "/tmp"}},
 						SecurityContext:          pods.RestrictedContainerSecurityContext(nil),
 						TerminationMessagePath:   corev1.TerminationMessagePathDefault,

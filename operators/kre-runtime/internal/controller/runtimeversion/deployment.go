@@ -1,6 +1,7 @@
 package runtimeversion
 
 import (
+	"cmp"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -75,11 +76,29 @@ func nodeDeployment(rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime, n v1alpha
 		{Name: EnvNATSOutput, Value: wire.output},
 	}, configEnv(rv))
 	c := container(n.Name, n.Image, env)
+	c.ReadinessProbe = withProbeDefaults(n.ReadinessProbe)
 	if n.GPU {
 		one := resource.MustParse("1")
 		c.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{gpuResource: one}, Requests: corev1.ResourceList{gpuResource: one}}
 	}
 	return deployment(rv, n.Name, replicas(rv, ptr.Deref(n.Replicas, 1)), c)
+}
+
+// withProbeDefaults is a copy of p with the numbers the API server would default, so that
+// comparing the desired Deployment with the existing one sees no change.
+func withProbeDefaults(p *corev1.Probe) *corev1.Probe {
+	if p == nil {
+		return nil
+	}
+	p = p.DeepCopy()
+	p.TimeoutSeconds = cmp.Or(p.TimeoutSeconds, 1)
+	p.PeriodSeconds = cmp.Or(p.PeriodSeconds, 10)
+	p.SuccessThreshold = cmp.Or(p.SuccessThreshold, 1)
+	p.FailureThreshold = cmp.Or(p.FailureThreshold, 3)
+	if p.HTTPGet != nil {
+		p.HTTPGet.Scheme = cmp.Or(p.HTTPGet.Scheme, corev1.URISchemeHTTP)
+	}
+	return p
 }
 
 // container is a component's container, meeting the restricted Pod Security level.

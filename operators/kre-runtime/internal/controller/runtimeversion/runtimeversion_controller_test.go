@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -135,6 +136,13 @@ func TestAVersionWaitsForItsRuntimeThenWiresItsNodesAlongTheWorkflow(t *testing.
 	g.Expect(entry["GREETING"].Value).To(Equal("hello"))
 	g.Expect(entry["KRT_MONGO_PASSWORD"].ValueFrom.SecretKeyRef.Name).To(Equal("kre-mongo-credentials"))
 	g.Expect(entry[EnvMongoURI].Value).To(Equal("mongodb://$(KRT_MONGO_USERNAME):$(KRT_MONGO_PASSWORD)@kre-mongo:27017/admin"))
+	g.Expect(stamp[EnvMongoDB].Value).To(Equal("data"))
+	g.Expect(stamp[EnvMinIOBucket].Value).To(Equal("kre"), "the Runtime's bucket, by default")
+	// A node's readiness probe is the spec's, with the API server's defaults.
+	g.Expect(deployments["stamp"].Spec.Template.Spec.Containers[0].ReadinessProbe).To(Equal(&corev1.Probe{
+		ProbeHandler:   corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromInt32(8080), Scheme: corev1.URISchemeHTTP}},
+		TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3,
+	}))
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "greeter-v1-entrypoint"}, &corev1.Service{})).To(Succeed())
 
 	markAvailable(g, ns)

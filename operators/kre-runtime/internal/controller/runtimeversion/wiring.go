@@ -1,6 +1,7 @@
 package runtimeversion
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -21,8 +22,13 @@ const (
 	EnvNATSOutput  = "KRT_NATS_OUTPUT"
 	EnvEntrypoints = "KRT_NATS_ENTRYPOINTS"
 	EnvMongoURI    = "KRT_MONGO_URI"
+	EnvMongoDB     = "KRT_MONGO_DB_NAME"
 	EnvMinIO       = "KRT_MINIO_ENDPOINT"
+	EnvMinIOBucket = "KRT_MINIO_BUCKET"
 )
+
+// MongoDatabase is the database the versions' nodes keep their data in, a collection per version.
+const MongoDatabase = "data"
 
 // subject is the NATS subject a node of a workflow reads its input from.
 func subject(version, workflow, node string) string {
@@ -83,7 +89,9 @@ func runtimeEnv(rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime) []corev1.EnvV
 		kreruntime.SecretEnv("KRT_MONGO_PASSWORD", mongoSecret, kreruntime.MongoPasswordKey),
 		{Name: EnvMongoURI, Value: fmt.Sprintf("mongodb://$(KRT_MONGO_USERNAME):$(KRT_MONGO_PASSWORD)@%s:%d/admin",
 			kreruntime.ObjectName(kreruntime.Mongo), kreruntime.MongoPort)},
+		{Name: EnvMongoDB, Value: MongoDatabase},
 		{Name: EnvMinIO, Value: fmt.Sprintf("%s:%d", kreruntime.ObjectName(kreruntime.MinIO), kreruntime.MinIOPort)},
+		{Name: EnvMinIOBucket, Value: cmp.Or(rt.Spec.MinIO.Bucket, v1alpha1.DefaultBucket)},
 		kreruntime.SecretEnv("KRT_MINIO_ACCESS_KEY", minioSecret, kreruntime.MinIOAccessKeyKey),
 		kreruntime.SecretEnv("KRT_MINIO_SECRET_KEY", minioSecret, kreruntime.MinIOSecretKeyKey),
 	}
