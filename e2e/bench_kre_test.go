@@ -38,6 +38,8 @@ type kreLoad struct {
 	elapsed     time.Duration
 	latencies   []time.Duration
 	failures    int
+	// firstFailure says how the first failed request failed.
+	firstFailure string
 }
 
 func (l kreLoad) rate() float64 { return float64(len(l.latencies)) / l.elapsed.Seconds() }
@@ -82,8 +84,9 @@ func TestBenchKRE(t *testing.T) {
 		svc := &corev1.Service{}
 		must(t, c.Get(ctx, client.ObjectKey{Namespace: ns, Name: version.GetName() + "-entrypoint"}, svc))
 		url := fmt.Sprintf("http://%s/predict?workflow=Greet", svc.Spec.ClusterIP)
+		waitFor(t, 2*time.Minute, "the entrypoint's Service to answer", func() bool { return postConcurrently(url, 1, 1).failures == 0 })
 		if warm := postConcurrently(url, 4, benchKREWarmup); warm.failures > 0 {
-			t.Fatalf("%s: %d of the warm-up's requests failed", mode, warm.failures)
+			t.Fatalf("%s: %d of the warm-up's requests failed; the first: %s", mode, warm.failures, warm.firstFailure)
 		}
 		for _, concurrency := range []int{1, 16} {
 			row := postConcurrently(url, concurrency, benchKRERequests[concurrency])
@@ -116,7 +119,7 @@ func TestBenchKRE(t *testing.T) {
 	}
 	for _, r := range rows {
 		if r.failures > 0 {
-			t.Errorf("%s at concurrency %d: %d requests failed", r.mode, r.concurrency, r.failures)
+			t.Errorf("%s at concurrency %d: %d requests failed; the first: %s", r.mode, r.concurrency, r.failures, r.firstFailure)
 		}
 	}
 }
@@ -138,17 +141,20 @@ func postConcurrently(url string, concurrency, n int) kreLoad {
 			for i := range work {
 				began := time.Now()
 				resp, err := httpClient.Post(url, "text/plain", strings.NewReader("hello "+strconv.Itoa(i)))
-				ok := err == nil && resp.StatusCode == http.StatusOK
+				var body []byte
 				if err == nil {
-					_, _ = io.Copy(io.Discard, resp.Body)
+					body, _ = io.ReadAll(resp.Body)
 					_ = resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("%s: %s", resp.Status, body)
+					}
 				}
 				took := time.Since(began)
 				mu.Lock()
-				if ok {
+				if err == nil {
 					load.latencies = append(load.latencies, took)
-				} else {
-					load.failures++
+				} else if load.failures++; load.firstFailure == "" {
+					load.firstFailure = err.Error()
 				}
 				mu.Unlock()
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -17,6 +18,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,6 +60,9 @@ var _ = Describe("The kre-runtime operator on the real node", Ordered, func() {
 		ns         string
 		version    *unstructured.Unstructured
 		predictURL func(context.Context, Gomega) string
+		readResult func(context.Context, string) kreResult
+		// firstRequest is the id of the first request the workflow answered.
+		firstRequest string
 	)
 
 	// expectStamped posts message until the workflow answers it, stamped by its nodes in order,
@@ -89,6 +94,19 @@ var _ = Describe("The kre-runtime operator on the real node", Ordered, func() {
 		secret := &corev1.Secret{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret)).To(Succeed())
 		return secret.Data
+	}
+	// readResult reads the document of request id from MongoDB through its Service, with the
+	// credentials the operator generated.
+	readResult = func(ctx context.Context, id string) kreResult {
+		creds := secretData(ctx, "kre-mongo-credentials")
+		mongoClient, err := mongo.Connect(options.Client().
+			ApplyURI(fmt.Sprintf("mongodb://%s:27017/?directConnection=true", serviceIP(ctx, Default, "kre-mongo"))).
+			SetAuth(options.Credential{Username: string(creds["username"]), Password: string(creds["password"]), AuthSource: "admin"}))
+		Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = mongoClient.Disconnect(ctx) }()
+		var doc kreResult
+		Expect(mongoClient.Database("data").Collection(kreSampleVersion).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)).To(Succeed())
+		return doc
 	}
 
 	BeforeAll(func(ctx SpecContext) {
@@ -127,15 +145,10 @@ var _ = Describe("The kre-runtime operator on the real node", Ordered, func() {
 		By("posting to the entrypoint's Service")
 		id := expectStamped(ctx, "hello")
 
+		firstRequest = id
+
 		By("reading the request's document back from MongoDB through its Service, with the generated credentials")
-		mongoCreds := secretData(ctx, "kre-mongo-credentials")
-		mongoClient, err := mongo.Connect(options.Client().
-			ApplyURI(fmt.Sprintf("mongodb://%s:27017/?directConnection=true", serviceIP(ctx, Default, "kre-mongo"))).
-			SetAuth(options.Credential{Username: string(mongoCreds["username"]), Password: string(mongoCreds["password"]), AuthSource: "admin"}))
-		Expect(err).NotTo(HaveOccurred())
-		DeferCleanup(func(ctx SpecContext) { _ = mongoClient.Disconnect(ctx) })
-		var doc kreResult
-		Expect(mongoClient.Database("data").Collection(kreSampleVersion).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)).To(Succeed())
+		doc := readResult(ctx, id)
 		Expect(doc.Workflow).To(Equal("greeting"))
 		Expect(doc.Nodes).To(Equal([]string{"prepare", "greet", "stamp"}))
 		Expect(doc.Timings).To(HaveLen(3))
@@ -154,6 +167,53 @@ var _ = Describe("The kre-runtime operator on the real node", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func(ctx SpecContext) { _ = anonymous.Disconnect(ctx) })
 		Expect(anonymous.Database("data").Collection(kreSampleVersion).FindOne(ctx, bson.D{}).Err()).To(MatchError(ContainSubstring("requires authentication")))
+	})
+
+	It("names what a node cannot reach, a bucket refusing its secret key, in a condition and an Event; fixed, it answers again", func(ctx SpecContext) {
+		// setMinIOKey writes the key into the Secret and replaces the stamp node's pod, which
+		// reads its credentials when it starts (the server keeps the key it started with).
+		setMinIOKey := func(key string) {
+			secret := &corev1.Secret{}
+			Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: kreMinIOSecret}, secret)).To(Succeed())
+			secret.Data["secretKey"] = []byte(key)
+			Expect(k8sClient.Update(ctx, secret)).To(Succeed())
+			Expect(k8sClient.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.MatchingLabels{
+				"kre.konstellation.io/version": kreSampleVersion, "kre.konstellation.io/component": "stamp"})).To(Succeed())
+		}
+		setMinIOKey("not-the-servers-key")
+		Eventually(func(g Gomega) {
+			g.Expect(conditionStatus(ctx, version, "Degraded")).To(Equal("True"))
+			g.Expect(conditionField(ctx, version, "Degraded", "message")).To(MatchRegexp(
+				`pod greeter-v1-stamp-[a-z0-9-]+: not ready after 30s: 503 bucket kre: .*(SignatureDoesNotMatch|403)`))
+			events := &eventsv1.EventList{}
+			g.Expect(k8sClient.List(ctx, events, client.InNamespace(ns))).To(Succeed())
+			g.Expect(events.Items).To(ContainElement(SatisfyAll(
+				HaveField("Type", corev1.EventTypeWarning), HaveField("Regarding.Name", kreSampleVersion),
+				HaveField("Note", ContainSubstring("bucket kre")))))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+
+		setMinIOKey("flow-minio-secret")
+		Eventually(func(g Gomega) {
+			g.Expect(conditionStatus(ctx, version, "Degraded")).To(Equal("False"))
+			g.Expect(conditionStatus(ctx, version, "Ready")).To(Equal("True"))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		expectStamped(ctx, "fixed")
+	})
+
+	It("keeps a Runtime's data and generated credentials when it is deleted and made again (volumeRetention: Retain)", func(ctx SpecContext) {
+		Expect(k8sClient.Delete(ctx, kreFlowRuntime(ns))).To(Succeed())
+		Eventually(func(g Gomega) {
+			pods := &corev1.PodList{}
+			g.Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"kre.konstellation.io/runtime": "example4"})).To(Succeed())
+			g.Expect(pods.Items).To(BeEmpty())
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+
+		Expect(k8sClient.Create(ctx, kreFlowRuntime(ns))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(conditionStatus(ctx, kreFlowRuntime(ns), "Ready")).To(Equal("True"))
+		}).WithContext(ctx).WithTimeout(5 * time.Minute).Should(Succeed())
+		Expect(readResult(ctx, firstRequest).Answer).To(Equal("hello -> prepare -> greet -> stamp"), "the first request's document survived")
+		expectStamped(ctx, "remade") // the nodes reconnected, with the same credentials
 	})
 
 	It("stops to no pods and no answer, and answers again once started", func(ctx SpecContext) {

@@ -16,7 +16,9 @@ var WaitReasons = []string{
 }
 
 // Failure says why a container of pod cannot run, as "pod NAME: REASON" with the last exit code
-// (a crash) or the kubelet's message; "" when every container runs or starts normally.
+// and the last line of its termination message (a crash: with TerminationMessagePolicy
+// FallbackToLogsOnError, the last line it logged) or the kubelet's message; "" when every
+// container runs or starts normally.
 func Failure(pod *corev1.Pod) string {
 	for _, cs := range pod.Status.ContainerStatuses {
 		w := cs.State.Waiting
@@ -25,7 +27,11 @@ func Failure(pod *corev1.Pod) string {
 		}
 		msg := fmt.Sprintf("pod %s: %s", pod.Name, w.Reason)
 		if t := cs.LastTerminationState.Terminated; t != nil {
-			return msg + fmt.Sprintf(" (last exit code %d after %d restarts)", t.ExitCode, cs.RestartCount)
+			msg += fmt.Sprintf(" (last exit code %d after %d restarts)", t.ExitCode, cs.RestartCount)
+			if last := lastLine(t.Message); last != "" {
+				msg += ": " + last
+			}
+			return msg
 		}
 		if w.Message != "" {
 			return msg + ": " + w.Message
@@ -33,6 +39,19 @@ func Failure(pod *corev1.Pod) string {
 		return msg
 	}
 	return ""
+}
+
+// maxLineLength bounds the line of a termination message a Failure quotes.
+const maxLineLength = 300
+
+// lastLine is the last non-empty line of text, shortened to maxLineLength.
+func lastLine(text string) string {
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if len(last) > maxLineLength {
+		last = last[:maxLineLength] + "…"
+	}
+	return last
 }
 
 // maxListed bounds how many failures a FailureSummary names.

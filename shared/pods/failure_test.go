@@ -18,6 +18,10 @@ func TestFailure(t *testing.T) {
 	crashed := waiting("CrashLoopBackOff", "back-off 40s restarting failed container")
 	crashed.RestartCount = 3
 	crashed.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 2}
+	refused := waiting("CrashLoopBackOff", "")
+	refused.RestartCount = 1
+	refused.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1,
+		Message: "starting\nentrypoint: MINIO_ROOT_PASSWORD must be at least 8 characters\n"}
 	running := corev1.ContainerStatus{State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
 	tests := []struct {
 		name string
@@ -28,6 +32,8 @@ func TestFailure(t *testing.T) {
 		{"starting", pod(waiting("ContainerCreating", "")), ""},
 		{"no status yet", pod(), ""},
 		{"a crash loop, with its exit code", pod(running, crashed), "pod p: CrashLoopBackOff (last exit code 2 after 3 restarts)"},
+		{"a crash loop, with the last line it logged", pod(refused),
+			"pod p: CrashLoopBackOff (last exit code 1 after 1 restarts): entrypoint: MINIO_ROOT_PASSWORD must be at least 8 characters"},
 		{"an image pull, with the kubelet's message", pod(waiting("ImagePullBackOff", `Back-off pulling image "x:1"`)), `pod p: ImagePullBackOff: Back-off pulling image "x:1"`},
 		{"a missing Secret", pod(waiting("CreateContainerConfigError", `secret "s" not found`)), `pod p: CreateContainerConfigError: secret "s" not found`},
 	}

@@ -21,6 +21,11 @@ const (
 	ReasonStopped = "Stopped"
 	// ReasonRuntimeNotFound: the RuntimeVersion's runtimeRef names no Runtime (yet).
 	ReasonRuntimeNotFound = "RuntimeNotFound"
+	// ReasonWaitingForDependencies: the RuntimeVersion is starting and some server of its
+	// Runtime (NATS, MongoDB, MinIO) does not answer its readiness probe yet; the entrypoint
+	// and nodes are scaled to zero until every one does. A version that has started keeps
+	// running while a server restarts.
+	ReasonWaitingForDependencies = "WaitingForDependencies"
 	// ReasonRuntimeNotReady: the RuntimeVersion's Runtime is not Ready yet.
 	ReasonRuntimeNotReady = "RuntimeNotReady"
 	// ReasonInlineCredentials: spec carries credentials inline.

@@ -94,9 +94,10 @@ type Storage struct {
 	// +optional
 	ClassName string `json:"className,omitempty"`
 
-	// size of each volume.
+	// size of each volume, at least 256Mi: a smaller one fills before its server serves
+	// (MongoDB's journal alone may take 100Mi).
 	// +kubebuilder:default="1Gi"
-	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="size must be greater than 0"
+	// +kubebuilder:validation:XValidation:rule="quantity(self).compareTo(quantity('256Mi')) >= 0",message="size must be at least 256Mi: a smaller volume fills before its server serves"
 	// +optional
 	Size resource.Quantity `json:"size,omitzero"`
 }
@@ -239,9 +240,20 @@ type ComponentStatus struct {
 	// +optional
 	Replicas int32 `json:"replicas"`
 
-	// readyReplicas of the component's StatefulSet.
+	// readyReplicas of the component's StatefulSet: replicas whose server answers its
+	// readiness probe (a ping of MongoDB, NATS's and MinIO's health endpoints).
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas"`
+
+	// ready is true when every replica is ready. A RuntimeVersion starts once every server of
+	// its Runtime is.
+	// +optional
+	Ready bool `json:"ready"`
+
+	// endpoint is where clients reach the component, as a URL: `mongodb://`, `nats://` or
+	// `http://` (MinIO's S3 API) and the client Service's name and port.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
 
 	// service is the component's client Service, `<service>.<namespace>.svc`.
 	// +optional

@@ -44,6 +44,7 @@ type component struct {
 	replicas  int32
 	storage   v1alpha1.Storage
 	ports     []corev1.ContainerPort // the first is the client port
+	scheme    string                 // of the client port's URLs
 	args      []string
 	env       []corev1.EnvVar
 	mountPath string
@@ -94,7 +95,7 @@ func mongo(rt *v1alpha1.Runtime) component {
 		c.inline = map[string][]byte{MongoUsernameKey: []byte(creds.Username), MongoPasswordKey: []byte(creds.Password)}
 	}
 	return component{
-		name: Mongo, image: orDefault(spec.Image, v1alpha1.DefaultMongoImage), replicas: ptr.Deref(spec.Replicas, 1),
+		name: Mongo, image: orDefault(spec.Image, v1alpha1.DefaultMongoImage), replicas: ptr.Deref(spec.Replicas, 1), scheme: "mongodb",
 		storage:     spec.Storage,
 		placement:   spec.Placement,
 		ports:       []corev1.ContainerPort{{Name: "mongodb", ContainerPort: MongoPort, Protocol: corev1.ProtocolTCP}},
@@ -120,7 +121,7 @@ func nats(rt *v1alpha1.Runtime) component {
 		args = append(args, "--cluster_name=kre", "--cluster=nats://0.0.0.0:6222", "--routes="+strings.Join(routes, ","))
 	}
 	return component{
-		name: NATS, image: orDefault(spec.Image, v1alpha1.DefaultNATSImage), replicas: replicas,
+		name: NATS, image: orDefault(spec.Image, v1alpha1.DefaultNATSImage), replicas: replicas, scheme: "nats",
 		storage: spec.Storage, placement: spec.Placement,
 		ports: []corev1.ContainerPort{
 			{Name: "client", ContainerPort: NATSPort, Protocol: corev1.ProtocolTCP},
@@ -148,7 +149,7 @@ func minio(rt *v1alpha1.Runtime) component {
 		c.inline = map[string][]byte{MinIOAccessKeyKey: []byte(creds.AccessKey), MinIOSecretKeyKey: []byte(creds.SecretKey)}
 	}
 	return component{
-		name: MinIO, image: orDefault(spec.Image, v1alpha1.DefaultMinIOImage), replicas: 1,
+		name: MinIO, image: orDefault(spec.Image, v1alpha1.DefaultMinIOImage), replicas: 1, scheme: "http",
 		storage: spec.Storage, placement: spec.Placement,
 		ports: []corev1.ContainerPort{
 			{Name: "api", ContainerPort: MinIOPort, Protocol: corev1.ProtocolTCP},

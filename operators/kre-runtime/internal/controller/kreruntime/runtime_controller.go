@@ -112,13 +112,39 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, rt *v1alpha1.Runt
 	// Generated: made once, never replaced (the component's data is locked with them).
 	existing := &corev1.Secret{}
 	err := r.Get(ctx, client.ObjectKeyFromObject(desired), existing)
-	if apierrors.IsNotFound(err) {
+	switch {
+	case apierrors.IsNotFound(err) && rt.Spec.VolumeRetention == v1alpha1.VolumeDelete:
 		return r.ensure(ctx, rt, desired)
-	}
-	if err == nil && !metav1.IsControlledBy(existing, rt) {
+	case apierrors.IsNotFound(err):
+		return r.createRetained(ctx, rt, desired)
+	case err != nil:
+		return err
+	case metav1.IsControlledBy(existing, rt) || retainedFor(existing, rt, c):
+		return nil
+	default:
 		return r.ensure(ctx, rt, desired) // refuses it, saying whose it is
 	}
-	return err
+}
+
+// createRetained creates generated credentials that outlive rt, as its volumes do with
+// volumeRetention Retain: no owner reference, so that a Runtime made again with the same
+// name finds the credentials its retained data was initialised with.
+func (r *Reconciler) createRetained(ctx context.Context, rt *v1alpha1.Runtime, secret *corev1.Secret) error {
+	ctrl.LoggerFrom(ctx).Info("Creating Secret", "Secret", secret.Name, "retained", true)
+	if err := r.Create(ctx, secret); err != nil {
+		return ensure.WriteError("creating", "Secret", secret, err)
+	}
+	r.Recorder.Eventf(rt, secret, corev1.EventTypeNormal, ensure.EventCreated, ensure.EventCreated,
+		"Created Secret %s, kept with the volumes when the Runtime is deleted (volumeRetention: Retain)", secret.Name)
+	return nil
+}
+
+// retainedFor says whether secret is generated credentials of c that an earlier Runtime of
+// rt's name left with its volumes.
+func retainedFor(secret *corev1.Secret, rt *v1alpha1.Runtime, c component) bool {
+	l := secret.Labels
+	return metav1.GetControllerOf(secret) == nil && l[v1alpha1.RuntimeLabel] == rt.Name && l[v1alpha1.ComponentLabel] == c.name &&
+		l[ManagedByLabel] == ManagedBy
 }
 
 // reconcileIngress routes the entrypoint host to the started RuntimeVersion of rt (the

@@ -14,9 +14,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -132,7 +136,10 @@ func TestKREsSampleAppliesVerbatimAndMakesItsInfrastructure(t *testing.T) {
 		g.Expect(conditions.Get(rt, conditions.ReadyCondition)).To(HaveField("Status", metav1.ConditionTrue))
 		g.Expect(conditions.Get(rt, conditions.ReadyCondition).ObservedGeneration).To(Equal(rt.Generation))
 	}, timeout, tick).Should(Succeed())
-	g.Expect(rt.Status.NATSStreaming).To(Equal(v1alpha1.ComponentStatus{Replicas: 2, ReadyReplicas: 2, Service: "kre-nats." + ns + ".svc"}))
+	g.Expect(rt.Status.NATSStreaming).To(Equal(v1alpha1.ComponentStatus{Replicas: 2, ReadyReplicas: 2, Ready: true,
+		Service: "kre-nats." + ns + ".svc", Endpoint: "nats://kre-nats." + ns + ".svc:4222"}))
+	g.Expect(rt.Status.Mongo.Endpoint).To(Equal("mongodb://kre-mongo." + ns + ".svc:27017"))
+	g.Expect(rt.Status.MinIO.Endpoint).To(Equal("http://kre-minio." + ns + ".svc:9000"))
 	g.Expect(rt.Status.Mongo.CredentialsSecret).To(Equal("kre-mongo-credentials"))
 
 	// The secrets appear nowhere else: not in status, Events or logs.
@@ -183,6 +190,56 @@ func TestAnEmptyRuntimeGetsDefaultsAndGeneratedCredentialsThatStay(t *testing.T)
 	again := &corev1.Secret{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(generated), again)).To(Succeed())
 	g.Expect(again.Data).To(Equal(generated.Data))
+
+	// With volumeRetention Retain they outlive the Runtime, as its volumes do: a Runtime made
+	// again with the same name uses them, and reports nothing amiss.
+	g.Expect(generated.OwnerReferences).To(BeEmpty(), "kept when the Runtime is deleted")
+	g.Expect(env.Client.Delete(ctx, u)).To(Succeed())
+	g.Eventually(func() bool { return apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(u), u)) }, timeout, tick).Should(BeTrue())
+	collectGarbage(g, ns, u.GetUID())
+	remade := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "Runtime",
+		"metadata": map[string]any{"name": "empty", "namespace": ns}, "spec": map[string]any{},
+	}}
+	g.Expect(env.Client.Create(ctx, remade)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		rt := getRuntime(g, ns, "empty")
+		g.Expect(rt.UID).NotTo(Equal(u.GetUID()))
+		g.Expect(rt.Status.MinIO.CredentialsSecret).To(Equal("kre-minio-credentials"))
+		g.Expect(conditions.Get(rt, conditions.DegradedCondition)).To(HaveField("Status", metav1.ConditionFalse))
+	}, timeout, tick).Should(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(generated), again)).To(Succeed())
+	g.Expect(again.Data).To(Equal(generated.Data))
+}
+
+// collectGarbage deletes what the owner uid controlled, as the garbage collector would;
+// envtest runs none.
+func collectGarbage(g Gomega, ns string, uid types.UID) {
+	ctx := context.Background()
+	for _, list := range []client.ObjectList{&appsv1.StatefulSetList{}, &corev1.ServiceList{}, &corev1.SecretList{}} {
+		g.Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
+		g.Expect(meta.EachListItem(list, func(o runtime.Object) error {
+			obj := o.(client.Object)
+			if owner := metav1.GetControllerOf(obj); owner != nil && owner.UID == uid {
+				return client.IgnoreNotFound(env.Client.Delete(ctx, obj))
+			}
+			return nil
+		})).To(Succeed())
+	}
+}
+
+func TestGeneratedCredentialsGoWithTheRuntimeWhenItsVolumesDo(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	rt := &v1alpha1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "ephemeral", Namespace: ns}}
+	rt.Spec.VolumeRetention = v1alpha1.VolumeDelete
+	g.Expect(env.Client.Create(ctx, rt)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		secret := &corev1.Secret{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kre-mongo-credentials"}, secret)).To(Succeed())
+		g.Expect(metav1.IsControlledBy(secret, rt)).To(BeTrue(), "deleted with the Runtime, as its volumes are")
+	}, timeout, tick).Should(Succeed())
 }
 
 func TestARuntimeWithSecretRefsLeavesTheUsersSecretsAlone(t *testing.T) {
@@ -327,7 +384,10 @@ func TestRuntimeAdmissionRefusesBadInput(t *testing.T) {
 		{"a user without a password", map[string]any{"mongo": map[string]any{"credentials": map[string]any{"username": "a"}}}, "username and password go together"},
 		{"a short MinIO secret key", map[string]any{"minio": map[string]any{"credentials": map[string]any{"accessKey": "admin", "secretKey": "short"}}},
 			"spec.minio.credentials.secretKey: Invalid value"},
-		{"a zero volume", map[string]any{"minio": map[string]any{"storage": map[string]any{"size": "0"}}}, "size must be greater than 0"},
+		{"a zero volume", map[string]any{"minio": map[string]any{"storage": map[string]any{"size": "0"}}}, "size must be at least 256Mi"},
+		{"a volume too small for its server", map[string]any{"mongo": map[string]any{"storage": map[string]any{"size": "100Mi"}}},
+			"size must be at least 256Mi: a smaller volume fills before its server serves"},
+		{"a bucket name S3 refuses", map[string]any{"minio": map[string]any{"bucket": "Results_2024"}}, "spec.minio.bucket: Invalid value"},
 		{"an unknown field", map[string]any{"influxdb": map[string]any{}}, `unknown field "spec.influxdb"`},
 		{"an unknown retention", map[string]any{"volumeRetention": "Sometimes"}, `Unsupported value: "Sometimes"`},
 	}

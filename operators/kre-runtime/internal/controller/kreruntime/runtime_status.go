@@ -56,6 +56,7 @@ func setStatus(rt *v1alpha1.Runtime, comps []component, sets map[string]*appsv1.
 // componentStatus is c's desired and ready replicas, its client Service and credentials Secret.
 func componentStatus(rt *v1alpha1.Runtime, c component, set *appsv1.StatefulSet) v1alpha1.ComponentStatus {
 	st := v1alpha1.ComponentStatus{Replicas: c.replicas, Service: fmt.Sprintf("%s.%s.svc", ObjectName(c.name), rt.Namespace)}
+	st.Endpoint = fmt.Sprintf("%s://%s:%d", c.scheme, st.Service, c.ports[0].ContainerPort)
 	if c.credentials != nil {
 		st.CredentialsSecret = c.credentials.secret
 	}
@@ -63,6 +64,7 @@ func componentStatus(rt *v1alpha1.Runtime, c component, set *appsv1.StatefulSet)
 	if set != nil && set.Status.ObservedGeneration >= set.Generation && ptr.Deref(set.Spec.Replicas, 0) == c.replicas {
 		st.ReadyReplicas = min(set.Status.ReadyReplicas, c.replicas)
 	}
+	st.Ready = st.Replicas > 0 && st.ReadyReplicas == st.Replicas
 	return st
 }
 

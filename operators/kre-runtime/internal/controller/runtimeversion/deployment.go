@@ -42,16 +42,17 @@ func deploymentName(rv *v1alpha1.RuntimeVersion, component string) string {
 	return rv.Name + "-" + component
 }
 
-// replicas is how many pods a component runs: none while the version is Stopped.
-func replicas(rv *v1alpha1.RuntimeVersion, started int32) int32 {
-	if rv.Spec.State == v1alpha1.StateStopped {
+// replicas is how many pods a component runs: none while the version is Stopped or waits for
+// its Runtime's servers (waiting).
+func replicas(rv *v1alpha1.RuntimeVersion, waiting bool, started int32) int32 {
+	if rv.Spec.State == v1alpha1.StateStopped || waiting {
 		return 0
 	}
 	return started
 }
 
 // entrypointDeployment serves rv's workflows over HTTP and hands requests to NATS.
-func entrypointDeployment(rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime) *appsv1.Deployment {
+func entrypointDeployment(rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime, waiting bool) *appsv1.Deployment {
 	env := slices.Concat(runtimeEnv(rv, rt), []corev1.EnvVar{
 		{Name: EnvNodeName, Value: EntrypointComponent},
 		{Name: EnvEntrypoints, Value: entrypoints(rv)},
@@ -63,11 +64,11 @@ func entrypointDeployment(rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime) *ap
 		ProbeHandler:   corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http"), Scheme: corev1.URISchemeHTTP}},
 		TimeoutSeconds: 1, PeriodSeconds: 5, SuccessThreshold: 1, FailureThreshold: 3,
 	}
-	return deployment(rv, EntrypointComponent, replicas(rv, 1), c)
+	return deployment(rv, EntrypointComponent, replicas(rv, waiting, 1), c)
 }
 
 // nodeDeployment runs one node of rv, reading its workflow's input subject and writing the next.
-func nodeDeployment(rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime, n v1alpha1.Node, wire nodeWiring) *appsv1.Deployment {
+func nodeDeployment(rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime, n v1alpha1.Node, wire nodeWiring, waiting bool) *appsv1.Deployment {
 	env := slices.Concat(runtimeEnv(rv, rt), []corev1.EnvVar{
 		{Name: EnvWorkflow, Value: wire.workflow},
 		{Name: EnvNodeName, Value: n.Name},
@@ -81,7 +82,7 @@ func nodeDeployment(rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime, n v1alpha
 		one := resource.MustParse("1")
 		c.Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{gpuResource: one}, Requests: corev1.ResourceList{gpuResource: one}}
 	}
-	return deployment(rv, n.Name, replicas(rv, ptr.Deref(n.Replicas, 1)), c)
+	return deployment(rv, n.Name, replicas(rv, waiting, ptr.Deref(n.Replicas, 1)), c)
 }
 
 // withProbeDefaults is a copy of p with the numbers the API server would default, so that

@@ -5,6 +5,7 @@ package runtimeversion
 import (
 	"context"
 	"errors"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -78,27 +79,41 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 		setWaiting(rv, v1alpha1.ReasonRuntimeNotReady, "Runtime "+rt.Name+" has not reported its credentials Secrets yet")
 		return ctrl.Result{}, nil // its status update wakes us
 	}
-	err = r.reconcileDeployments(ctx, rv, rt)
+	existing, err := r.deployments(ctx, rv)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var waiting []string // the Runtime's servers a starting version waits for
+	if !started(existing) {
+		waiting = dependenciesNotReady(rt)
+	}
+	err = r.reconcileDeployments(ctx, rv, rt, len(waiting) > 0)
 	deployments, listErr := r.deployments(ctx, rv)
 	failures, podsErr := kreruntime.PodFailures(ctx, r.Client, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
-	err = errors.Join(err, listErr, podsErr)
-	setStatus(rv, deployments, failures, err)
-	return ensure.ResultOf(err)
+	unready, again, unreadyErr := unreadyPods(ctx, r.Client, rv, time.Now())
+	err = errors.Join(err, listErr, podsErr, unreadyErr)
+	setStatus(rv, deployments, append(failures, unready...), waiting, err)
+	result, err := ensure.ResultOf(err)
+	if again > 0 && result.RequeueAfter == 0 && err == nil {
+		result.RequeueAfter = again // a pod's grace ends: ask it then
+	}
+	return result, err
 }
 
-// reconcileDeployments makes the entrypoint's Service and Deployment and each node's Deployment.
-func (r *Reconciler) reconcileDeployments(ctx context.Context, rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime) error {
+// reconcileDeployments makes the entrypoint's Service and Deployment and each node's
+// Deployment, scaled to zero while the version waits for its Runtime's servers.
+func (r *Reconciler) reconcileDeployments(ctx context.Context, rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime, waiting bool) error {
 	w := ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder}
 	if err := w.Ensure(ctx, rv, entrypointService(rv)); err != nil {
 		return err
 	}
-	if err := w.Ensure(ctx, rv, entrypointDeployment(rv, rt)); err != nil {
+	if err := w.Ensure(ctx, rv, entrypointDeployment(rv, rt, waiting)); err != nil {
 		return err
 	}
 	wires := wiring(rv)
 	var errs []error
 	for _, n := range rv.Spec.Nodes {
-		errs = append(errs, w.Ensure(ctx, rv, nodeDeployment(rv, rt, n, wires[n.Name])))
+		errs = append(errs, w.Ensure(ctx, rv, nodeDeployment(rv, rt, n, wires[n.Name], waiting)))
 	}
 	return errors.Join(errs...)
 }

@@ -44,15 +44,17 @@ func sample(t *testing.T, file string) *unstructured.Unstructured {
 	return u
 }
 
-// createRuntime makes the sample Runtime with the status the Runtime controller would
-// report (this package runs only the RuntimeVersion controller).
-func createRuntime(g Gomega, ns string) {
+// createRuntime makes the sample Runtime with the status the Runtime controller would report
+// once its servers answer (this package runs only the RuntimeVersion controller).
+func createRuntime(g Gomega, ns string) *v1alpha1.Runtime {
 	ctx := context.Background()
 	rt := &v1alpha1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "example4", Namespace: ns}}
 	g.Expect(env.Client.Create(ctx, rt)).To(Succeed())
-	rt.Status.Mongo.CredentialsSecret = "kre-mongo-credentials"
-	rt.Status.MinIO.CredentialsSecret = "kre-minio-credentials"
+	rt.Status.NATSStreaming = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1}
+	rt.Status.Mongo = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1, CredentialsSecret: "kre-mongo-credentials"}
+	rt.Status.MinIO = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1, CredentialsSecret: "kre-minio-credentials"}
 	g.Expect(env.Client.Status().Update(ctx, rt)).To(Succeed())
+	return rt
 }
 
 // startSample creates the sample Runtime (with its status) and RuntimeVersion in ns.
@@ -153,6 +155,47 @@ func TestAVersionWaitsForItsRuntimeThenWiresItsNodesAlongTheWorkflow(t *testing.
 			Subjects: []string{"greeter-v1.greeting.prepare", "greeter-v1.greeting.greet", "greeter-v1.greeting.stamp"}}}))
 		g.Expect(v.Status.Nodes).To(ContainElement(v1alpha1.NodeStatus{Name: "greet", Replicas: 1, ReadyReplicas: 1}))
 	}, timeout, tick).Should(Succeed())
+}
+
+func TestAStartingVersionWaitsForItsRuntimesServersThenKeepsRunning(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	rt := createRuntime(g, ns)
+	rt.Status.Mongo.ReadyReplicas = 0 // MongoDB does not answer its ping yet
+	g.Expect(env.Client.Status().Update(ctx, rt)).To(Succeed())
+	rv := sample(t, "kre_v1alpha1_runtimeversion.yaml")
+	rv.SetNamespace(ns)
+	g.Expect(env.Client.Create(ctx, rv)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		ready := conditions.Get(getVersion(g, ns), conditions.ReadyCondition)
+		g.Expect(ready).NotTo(BeNil())
+		g.Expect(ready.Reason).To(Equal(v1alpha1.ReasonWaitingForDependencies))
+		g.Expect(ready.Message).To(HaveSuffix(": MongoDB 0/1 ready"))
+	}, timeout, tick).Should(Succeed())
+	for c, d := range deploymentsOf(t, ns) {
+		g.Expect(d.Spec.Replicas).To(HaveValue(BeZero()), c+" is made, but runs nothing yet")
+	}
+
+	rt.Status.Mongo.ReadyReplicas = 1
+	g.Expect(env.Client.Status().Update(ctx, rt)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		for c, d := range deploymentsOf(t, ns) {
+			g.Expect(d.Spec.Replicas).To(HaveValue(BeEquivalentTo(1)), c)
+		}
+	}, timeout, tick).Should(Succeed())
+
+	// Started, it keeps running while MongoDB restarts.
+	rt.Status.Mongo.ReadyReplicas = 0
+	g.Expect(env.Client.Status().Update(ctx, rt)).To(Succeed())
+	markAvailable(g, ns)
+	g.Consistently(func(g Gomega) {
+		for c, d := range deploymentsOf(t, ns) {
+			g.Expect(d.Spec.Replicas).To(HaveValue(BeEquivalentTo(1)), c)
+		}
+		g.Expect(conditions.Get(getVersion(g, ns), conditions.ReadyCondition).Reason).NotTo(Equal(v1alpha1.ReasonWaitingForDependencies))
+	}, 2*time.Second, tick).Should(Succeed())
 }
 
 func TestAStoppedVersionScalesToZeroAndAStartedOneComesBack(t *testing.T) {

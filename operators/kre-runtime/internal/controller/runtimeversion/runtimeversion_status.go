@@ -22,8 +22,8 @@ func setWaiting(rv *v1alpha1.RuntimeVersion, reason, message string) {
 }
 
 // setStatus computes rv's status from its Deployments (by component), the pods that cannot
-// run, and the pass's error. It is pure.
-func setStatus(rv *v1alpha1.RuntimeVersion, deployments map[string]*appsv1.Deployment, podFailures []string, err error) {
+// run, the Runtime's servers it waits for before it starts, and the pass's error. It is pure.
+func setStatus(rv *v1alpha1.RuntimeVersion, deployments map[string]*appsv1.Deployment, podFailures, waiting []string, err error) {
 	rv.Status.ObservedGeneration = rv.Generation
 	rv.Status.Workflows = workflowSubjects(rv)
 	var notReady, rolling []string
@@ -41,13 +41,17 @@ func setStatus(rv *v1alpha1.RuntimeVersion, deployments map[string]*appsv1.Deplo
 		}
 		return st
 	}
-	rv.Status.Entrypoint = observe(EntrypointComponent, replicas(rv, 1))
+	held := len(waiting) > 0
+	rv.Status.Entrypoint = observe(EntrypointComponent, replicas(rv, held, 1))
 	rv.Status.Nodes = make([]v1alpha1.NodeStatus, 0, len(rv.Spec.Nodes))
 	for _, n := range rv.Spec.Nodes {
-		rv.Status.Nodes = append(rv.Status.Nodes, observe(n.Name, replicas(rv, ptr.Deref(n.Replicas, 1))))
+		rv.Status.Nodes = append(rv.Status.Nodes, observe(n.Name, replicas(rv, held, ptr.Deref(n.Replicas, 1))))
 	}
 
+	waitMessage := "the entrypoint and nodes start once the Runtime's servers answer their probes: " + strings.Join(waiting, ", ")
 	switch {
+	case held && rv.Spec.State != v1alpha1.StateStopped:
+		conditions.Set(rv, conditions.ProgressingCondition, metav1.ConditionTrue, v1alpha1.ReasonWaitingForDependencies, waitMessage)
 	case len(notReady) > 0:
 		conditions.Set(rv, conditions.ProgressingCondition, metav1.ConditionTrue, v1alpha1.ReasonNodesNotReady, "ready replicas: "+strings.Join(notReady, ", "))
 	case len(rolling) > 0:

@@ -1,6 +1,7 @@
 package runtimeversion
 
 import (
+	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,22 +35,27 @@ func TestSetStatus(t *testing.T) {
 		state       v1alpha1.VersionState
 		deployments map[string]*appsv1.Deployment
 		failures    []string
+		waiting     []string
 		ready       string
 		progressing metav1.ConditionStatus
 	}{
-		{"all ready", v1alpha1.StateStarted, both(deployment(1, 1, 1, 1)), nil, conditions.ReasonReady, metav1.ConditionFalse},
-		{"nothing made yet", v1alpha1.StateStarted, nil, nil, v1alpha1.ReasonNodesNotReady, metav1.ConditionTrue},
-		{"a new pod starting while the earlier one serves", v1alpha1.StateStarted, both(deployment(1, 2, 1, 1)), nil,
+		{"all ready", v1alpha1.StateStarted, both(deployment(1, 1, 1, 1)), nil, nil, conditions.ReasonReady, metav1.ConditionFalse},
+		{"nothing made yet", v1alpha1.StateStarted, nil, nil, nil, v1alpha1.ReasonNodesNotReady, metav1.ConditionTrue},
+		{"a new pod starting while the earlier one serves", v1alpha1.StateStarted, both(deployment(1, 2, 1, 1)), nil, nil,
 			v1alpha1.ReasonNodesNotReady, metav1.ConditionTrue},
 		{"a new pod failing while the earlier one serves", v1alpha1.StateStarted, both(deployment(1, 2, 1, 1)),
-			[]string{`pod v-a-1: CreateContainerConfigError: secret "s" not found`}, conditions.ReasonPodsFailing, metav1.ConditionTrue},
-		{"stopped", v1alpha1.StateStopped, map[string]*appsv1.Deployment{EntrypointComponent: deployment(0, 0, 0, 0)}, nil,
+			[]string{`pod v-a-1: CreateContainerConfigError: secret "s" not found`}, nil, conditions.ReasonPodsFailing, metav1.ConditionTrue},
+		{"stopped", v1alpha1.StateStopped, map[string]*appsv1.Deployment{EntrypointComponent: deployment(0, 0, 0, 0)}, nil, nil,
+			v1alpha1.ReasonStopped, metav1.ConditionFalse},
+		{"waiting for MongoDB, scaled to zero", v1alpha1.StateStarted, both(deployment(0, 0, 0, 0)), nil, []string{"MongoDB 0/1 ready"},
+			v1alpha1.ReasonWaitingForDependencies, metav1.ConditionTrue},
+		{"stopped while the Runtime's servers start", v1alpha1.StateStopped, both(deployment(0, 0, 0, 0)), nil, []string{"MongoDB 0/1 ready"},
 			v1alpha1.ReasonStopped, metav1.ConditionFalse},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rv := version(tt.state)
-			setStatus(rv, tt.deployments, tt.failures, nil)
+			setStatus(rv, tt.deployments, tt.failures, tt.waiting, nil)
 			if got := conditions.Get(rv, conditions.ReadyCondition); got.Reason != tt.ready || got.ObservedGeneration != 2 {
 				t.Errorf("Ready = %+v, want reason %s at generation 2", got, tt.ready)
 			}
@@ -57,5 +63,19 @@ func TestSetStatus(t *testing.T) {
 				t.Errorf("Progressing = %+v, want %s", got, tt.progressing)
 			}
 		})
+	}
+}
+
+func TestDependenciesNotReadyNamesEachServerNotReady(t *testing.T) {
+	rt := &v1alpha1.Runtime{}
+	rt.Status.NATSStreaming = v1alpha1.ComponentStatus{Replicas: 2, ReadyReplicas: 2}
+	rt.Status.Mongo = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 0}
+	got := dependenciesNotReady(rt) // MinIO has reported nothing yet
+	if want := []string{"MongoDB 0/1 ready", "MinIO 0/0 ready"}; !slices.Equal(got, want) {
+		t.Errorf("%q, want %q", got, want)
+	}
+	rt.Status.Mongo.ReadyReplicas, rt.Status.MinIO = 1, v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1}
+	if got := dependenciesNotReady(rt); got != nil {
+		t.Errorf("every server ready: %q", got)
 	}
 }
