@@ -170,7 +170,7 @@ func postConcurrently(url string, concurrency, n int) kreLoad {
 // images builds.
 func benchKRERuntime(t *testing.T, namespace string) *unstructured.Unstructured {
 	server := func(image string) map[string]any {
-		return map[string]any{"image": benchEnv(t, image), "placement": benchRealNodePlacement()}
+		return map[string]any{"image": benchEnv(t, image), "placement": realNodePlacement()}
 	}
 	natsSpec := server("E2E_NATS_IMAGE")
 	natsSpec["replicas"] = int64(1)
@@ -191,20 +191,13 @@ func benchKREVersion(t *testing.T, namespace, mode string) *unstructured.Unstruc
 	must(t, yaml.Unmarshal(data, &v.Object))
 	v.SetName("bench-" + mode)
 	v.SetNamespace(namespace)
-	must(t, unstructured.SetNestedField(v.Object, benchRealNodePlacement(), "spec", "placement"))
+	must(t, unstructured.SetNestedField(v.Object, realNodePlacement(), "spec", "placement"))
 	if mode == "nats-only" {
 		config, _, _ := unstructured.NestedSlice(v.Object, "spec", "config")
 		config = append(config, map[string]any{"key": "KRT_SAVE_RESULTS", "value": "false"})
 		must(t, unstructured.SetNestedSlice(v.Object, config, "spec", "config"))
 	}
 	return v
-}
-
-func benchRealNodePlacement() map[string]any {
-	return map[string]any{
-		"nodeSelector": map[string]any{"quintet.dev/real-node": "true"},
-		"tolerations":  []any{map[string]any{"key": "quintet.dev/real-node", "operator": "Equal", "value": "true", "effect": "NoSchedule"}},
-	}
 }
 
 // runnerMemory is the resident and peak memory of each runner of version, read from /proc

@@ -27,11 +27,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The real node of the local cluster, as hack/localcluster sets it up.
+// The real node of the local cluster, as hack/localcluster sets it up (its label:
+// placement_test.go).
 const (
-	realNodeName  = "quintet-node"
-	realNodeLabel = "quintet.dev/real-node"
-	agentPort     = 8080
+	realNodeName = "quintet-node"
+	agentPort    = 8080
 )
 
 // requireRealNode skips the specs when the cluster has no real node, unless REAL_NODE is
@@ -54,15 +54,6 @@ func realNodeAnnotations() map[string]string {
 	return map[string]string{
 		"scheduler.alpha.kubernetes.io/node-selector":      realNodeLabel + "=true",
 		"scheduler.alpha.kubernetes.io/defaultTolerations": string(toleration),
-	}
-}
-
-// realNodePlacement is the nodeSelector and toleration that put a pod on the real node, as
-// the fields of an unstructured pod policy (an EtcdCluster's spec.pod, a Subscription's config).
-func realNodePlacement() map[string]any {
-	return map[string]any{
-		"nodeSelector": map[string]any{realNodeLabel: "true"},
-		"tolerations":  []any{map[string]any{"key": realNodeLabel, "operator": "Equal", "value": "true", "effect": "NoSchedule"}},
 	}
 }
 

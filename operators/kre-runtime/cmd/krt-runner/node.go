@@ -31,6 +31,11 @@ const (
 // stampSeparator goes between the message and each node's name.
 const stampSeparator = " -> "
 
+// maxInFlight bounds the messages a node handles at once. NATS calls a subscription's handler
+// for one message at a time; keeping a result waits on MongoDB and the object store, so the
+// last node would otherwise answer one request at a time. A full node stops reading more.
+const maxInFlight = 32
+
 // node is one node of a workflow: it stamps each message with its name and passes it on.
 type node struct {
 	nc  *nats.Conn
@@ -42,6 +47,8 @@ type node struct {
 	results *results
 	// subscribed is set once the server has the node's subscription.
 	subscribed atomic.Bool
+	// inFlight holds a slot per message being handled.
+	inFlight chan struct{}
 }
 
 // serve subscribes and serves /healthz until ctx ends.
@@ -52,7 +59,14 @@ func (n *node) serve(ctx context.Context) error {
 	if n.results != nil {
 		defer n.results.close(context.WithoutCancel(ctx))
 	}
-	sub, err := n.nc.QueueSubscribe(n.input, n.name, func(m *nats.Msg) { n.handle(ctx, m) })
+	n.inFlight = make(chan struct{}, maxInFlight)
+	sub, err := n.nc.QueueSubscribe(n.input, n.name, func(m *nats.Msg) {
+		n.inFlight <- struct{}{}
+		go func() {
+			defer func() { <-n.inFlight }()
+			n.handle(ctx, m)
+		}()
+	})
 	if err != nil {
 		return fmt.Errorf("subscribing to %s: %w", n.input, err)
 	}
