@@ -41,7 +41,9 @@ type RuntimeSpec struct {
 	MinIO MinIOSpec `json:"minio,omitempty"`
 
 	// volumeRetention says what happens to the components' volume claims when the Runtime is
-	// deleted: Retain keeps them (as StatefulSets do by default), Delete removes them.
+	// deleted: Retain keeps them (as StatefulSets do by default) with the credentials the
+	// operator generated for their data, so that a Runtime made again with the same name
+	// serves the same data; Delete removes both.
 	// +kubebuilder:validation:Enum=Retain;Delete
 	// +kubebuilder:default=Retain
 	// +optional
