@@ -153,6 +153,46 @@ func TestTheLastNodeKeepsEachResultInMongoDBAndTheBucket(t *testing.T) {
 	}
 }
 
+func TestANodeIsNotReadyWhileItsLastResultCouldNotBeKept(t *testing.T) {
+	stores := startStores(t)
+	r, err := resultsFromEnv(stores.getenv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.close(context.Background())
+	n := &node{log: slog.New(slog.DiscardHandler), nc: connectedNATS(t), results: r, version: "greeter-v1", workflow: "greeting"}
+	n.subscribed.Store(true)
+	healthz := func() (int, string) {
+		rec := httptest.NewRecorder()
+		n.healthz(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+		return rec.Code, rec.Body.String()
+	}
+	if code, body := healthz(); code != http.StatusOK {
+		t.Fatalf("before any request: %d %s", code, body)
+	}
+	// A write the store refuses, while it answers pings and the bucket is there: the same
+	// request kept twice (the second insert's id is taken), as a full volume refuses writes.
+	msg := &nats.Msg{Header: nats.Header{}, Data: []byte("hello")}
+	msg.Header.Set(HeaderRequestID, "twice")
+	if err := n.keep(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.keep(context.Background(), msg); err == nil {
+		t.Fatal("the second insert of one id succeeded")
+	}
+	if code, body := healthz(); code != http.StatusServiceUnavailable || !strings.Contains(body, "the last result could not be kept") ||
+		!strings.Contains(body, "inserting into MongoDB") {
+		t.Errorf("after a failed write: %d %s", code, body)
+	}
+	msg.Header.Set(HeaderRequestID, "another")
+	if err := n.keep(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := healthz(); code != http.StatusOK {
+		t.Errorf("after a result is kept again: %d %s", code, body)
+	}
+}
+
 func TestANodeThatCannotKeepResultsIsNotReadyAndSaysWhy(t *testing.T) {
 	stores := startStores(t)
 	for name, c := range map[string]struct {

@@ -49,7 +49,20 @@ type node struct {
 	subscribed atomic.Bool
 	// inFlight holds a slot per message being handled.
 	inFlight chan struct{}
+	// keepFailed is the last failure to keep a result, nil once one is kept again.
+	keepFailed atomic.Pointer[keepFailure]
 }
+
+// keepFailure is a result that could not be kept, and when.
+type keepFailure struct {
+	err error
+	at  time.Time
+}
+
+// keepFailureMemory is how long a failure to keep a result makes the node unready, unless a
+// result is kept meanwhile: a full volume passes the ping and the bucket check, and shows
+// only when something is written.
+const keepFailureMemory = time.Minute
 
 // serve subscribes and serves /healthz until ctx ends.
 func (n *node) serve(ctx context.Context) error {
@@ -110,6 +123,11 @@ func (n *node) healthz(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
+		if f := n.keepFailed.Load(); f != nil && time.Since(f.at) < keepFailureMemory {
+			http.Error(w, fmt.Sprintf("the last result could not be kept, %s ago: %v", time.Since(f.at).Round(time.Second), f.err),
+				http.StatusServiceUnavailable)
+			return
+		}
 	}
 	_, _ = io.WriteString(w, "ok\n")
 }
@@ -153,7 +171,12 @@ func (n *node) keep(ctx context.Context, out *nats.Msg) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	return n.results.save(ctx, res)
+	if err := n.results.save(ctx, res); err != nil {
+		n.keepFailed.Store(&keepFailure{err: err, at: time.Now()})
+		return err
+	}
+	n.keepFailed.Store(nil)
+	return nil
 }
 
 // parseTiming reads a value of HeaderTrail.
