@@ -497,10 +497,11 @@ images: $(KUBE_BIN)/.built $(VERSITYGW) $(FERRETDB) $(ETCD_PREVIOUS) $(ETCD_CLUS
 ##@ Benchmarks
 
 .PHONY: bench-gordon bench-minimart bench-restapi bench-etcd-backup bench-kre
-bench-kre: tools-test ## kre-runtime's sample workflow on the real node, keeping results in MongoDB and the bucket, then NATS alone: req/s, p50/p99 at concurrency 1 and 16, runner memory.
+bench-kre: tools-test $(DOCS_TOOL) ## kre-runtime's sample workflow on the real node, keeping results in MongoDB and the bucket, then NATS alone: req/s, p50/p99 at concurrency 1 and 16, runner memory; figures and plot in docs/benchmarks/.
 	@$(MAKE) --no-print-directory cluster-down cluster-up
-	@rc=0; (cd e2e && $(E2E_ENV) go test -tags bench -run TestBenchKRE -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-kre.log) || rc=$$?; \
-	$(MAKE) --no-print-directory cluster-down; exit $$rc
+	@rc=0; (cd e2e && $(E2E_ENV) BENCH_FIGURES=$(ROOT)/docs/benchmarks/kre.tsv go test -tags bench -run TestBenchKRE -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-kre.log) || rc=$$?; \
+	$(MAKE) --no-print-directory cluster-down; [ $$rc -ne 0 ] || $(DOCS_TOOL) plot "kre-runtime: POST /predict through a 3-node workflow on the real node" \
+	  docs/benchmarks/kre.tsv docs/benchmarks/kre.svg; exit $$rc
 bench-etcd-backup: $(KUBE_BIN)/.built $(VERSITYGW) ## An EtcdBackup of a BENCH_DB_MIB (256) MiB database, real etcd to real versitygw on loopback, and its restore: time, throughput, peak RSS.
 	cd operators/etcd-cluster && go test -tags bench -run TestBenchBackup -count=1 -timeout 20m -v ./internal/backup/ 2>&1 | tee $(LOCAL)/bench-etcd-backup.log | grep -v "^=== RUN"
 bench-restapi: tools-test ## What the REST API adds to a request: p50/p99 of 1000 GETs through it and straight to the API server.

@@ -117,11 +117,31 @@ func TestBenchKRE(t *testing.T) {
 	for _, mode := range []string{"saving", "nats-only"} {
 		fmt.Printf("runner memory, %s (RSS now / peak): %s\n", mode, memory[mode])
 	}
+	writeKREFigures(t, rows)
 	for _, r := range rows {
 		if r.failures > 0 {
 			t.Errorf("%s at concurrency %d: %d requests failed; the first: %s", r.mode, r.concurrency, r.failures, r.firstFailure)
 		}
 	}
+}
+
+// kreModeNames name the modes in the figures.
+var kreModeNames = map[string]string{"saving": "keeping results", "nats-only": "NATS alone"}
+
+// writeKREFigures writes the rows as the TSV BENCH_FIGURES names (make bench-kre plots it),
+// when it is set.
+func writeKREFigures(t *testing.T, rows []kreLoad) {
+	path := os.Getenv("BENCH_FIGURES")
+	if path == "" {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("run\trequests per second\tp50 latency (ms)\tp99 latency (ms)\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s, %d client%s\t%.0f\t%.2f\t%.2f\n", kreModeNames[r.mode], r.concurrency, map[bool]string{true: "s"}[r.concurrency > 1],
+			r.rate(), float64(r.percentile(0.5).Microseconds())/1000, float64(r.percentile(0.99).Microseconds())/1000)
+	}
+	must(t, os.WriteFile(path, []byte(b.String()), 0o644)) //nolint:gosec // a document
 }
 
 // postConcurrently posts n requests to url from concurrency clients and times each.

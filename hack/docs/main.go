@@ -5,6 +5,7 @@
 //
 //	docs check [root]
 //	docs api [root]
+//	docs plot TITLE FIGURES.tsv OUT.svg    a benchmark's figures as bars, a panel per metric
 package main
 
 import (
@@ -17,8 +18,15 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 5 && os.Args[1] == "plot" {
+		if err := plotFile(os.Args[2], os.Args[3], os.Args[4]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) < 2 || (os.Args[1] != "check" && os.Args[1] != "api") {
-		fmt.Fprintln(os.Stderr, "usage: docs check|api [root]")
+		fmt.Fprintln(os.Stderr, "usage: docs check|api [root] | docs plot TITLE FIGURES.tsv OUT.svg")
 		os.Exit(2)
 	}
 	root := "."
@@ -44,6 +52,20 @@ func main() {
 		fmt.Printf("docs check: %d broken references\n", len(problems))
 		os.Exit(1)
 	}
+}
+
+// plotFile draws the figures in the TSV in as the SVG out.
+func plotFile(title, in, out string) error {
+	data, err := os.Open(in) //nolint:gosec // a path the Makefile gives
+	if err != nil {
+		return err
+	}
+	defer func() { _ = data.Close() }()
+	figures, err := ReadFigures(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	return os.WriteFile(out, Plot(title, figures), 0o644) //nolint:gosec // a document, world-readable
 }
 
 // skipped are the folders whose Markdown is not the project's own docs.
