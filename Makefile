@@ -497,25 +497,28 @@ images: $(KUBE_BIN)/.built $(VERSITYGW) $(FERRETDB) $(ETCD_PREVIOUS) $(ETCD_CLUS
 ##@ Benchmarks
 
 .PHONY: bench-gordon bench-minimart bench-restapi bench-etcd-backup bench-kre
+# bench_plot,NAME,TITLE: after a benchmark that passed ($$rc), plot docs/benchmarks/NAME.tsv,
+# the figures it wrote, as docs/benchmarks/NAME.svg; the recipe's exit status is the bench's.
+bench_plot = [ $$rc -ne 0 ] || $(DOCS_TOOL) plot "$(2)" docs/benchmarks/$(1).tsv docs/benchmarks/$(1).svg; exit $$rc
 bench-kre: tools-test $(DOCS_TOOL) ## kre-runtime's sample workflow on the real node, keeping results in MongoDB and the bucket, then NATS alone: req/s, p50/p99 at concurrency 1 and 16, runner memory; figures and plot in docs/benchmarks/.
 	@$(MAKE) --no-print-directory cluster-down cluster-up
 	@rc=0; (cd e2e && $(E2E_ENV) BENCH_FIGURES=$(ROOT)/docs/benchmarks/kre.tsv go test -tags bench -run TestBenchKRE -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-kre.log) || rc=$$?; \
-	$(MAKE) --no-print-directory cluster-down; [ $$rc -ne 0 ] || $(DOCS_TOOL) plot "kre-runtime: POST /predict through a 3-node workflow on the real node" \
-	  docs/benchmarks/kre.tsv docs/benchmarks/kre.svg; exit $$rc
+	$(MAKE) --no-print-directory cluster-down; $(call bench_plot,kre,kre-runtime: POST /predict through a 3-node workflow on the real node)
 bench-etcd-backup: $(KUBE_BIN)/.built $(VERSITYGW) ## An EtcdBackup of a BENCH_DB_MIB (256) MiB database, real etcd to real versitygw on loopback, and its restore: time, throughput, peak RSS.
 	cd operators/etcd-cluster && go test -tags bench -run TestBenchBackup -count=1 -timeout 20m -v ./internal/backup/ 2>&1 | tee $(LOCAL)/bench-etcd-backup.log | grep -v "^=== RUN"
-bench-restapi: tools-test ## What the REST API adds to a request: p50/p99 of 1000 GETs through it and straight to the API server.
-	cd shared && go test -tags bench -run TestBenchRESTAPILatency -count=1 -v ./restapi/ 2>&1 | tee $(LOCAL)/bench-restapi.log | grep -v "^=== RUN"
+bench-restapi: tools-test $(DOCS_TOOL) ## What the REST API adds to a request: p50/p99 of 1000 GETs through it and straight to the API server.
+	@rc=0; (cd shared && BENCH_FIGURES=$(ROOT)/docs/benchmarks/restapi.tsv go test -tags bench -run TestBenchRESTAPILatency -count=1 -v ./restapi/ 2>&1 | \
+	  tee $(LOCAL)/bench-restapi.log | grep -v "^=== RUN") || rc=$$?; $(call bench_plot,restapi,The REST API: 1000 GETs through it and straight to the API server)
 
-bench-minimart: tools-test $(HELM_OPERATOR) ## 100 Minimarts with minimart, then with operator-sdk's helm-operator, on a fresh local cluster: time to deployed, steady-state requests, CPU, memory.
+bench-minimart: tools-test $(HELM_OPERATOR) $(DOCS_TOOL) ## 100 Minimarts with minimart, then with operator-sdk's helm-operator, on a fresh local cluster: time to deployed, steady-state requests, CPU, memory.
 	@$(MAKE) --no-print-directory cluster-down cluster-up
-	@rc=0; (cd e2e && BENCH_HELM_OPERATOR=$(HELM_OPERATOR) go test -tags bench -run TestBenchMinimart -count=1 -timeout 45m -v . 2>&1 | tee $(LOCAL)/bench-minimart.log) || rc=$$?; \
-	$(MAKE) --no-print-directory cluster-down; exit $$rc
+	@rc=0; (cd e2e && BENCH_FIGURES=$(ROOT)/docs/benchmarks/minimart.tsv BENCH_HELM_OPERATOR=$(HELM_OPERATOR) go test -tags bench -run TestBenchMinimart -count=1 -timeout 45m -v . 2>&1 | tee $(LOCAL)/bench-minimart.log) || rc=$$?; \
+	$(MAKE) --no-print-directory cluster-down; $(call bench_plot,minimart,minimart and helm-operator: 100 Minimarts)
 
-bench-gordon: tools-test ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a fresh local cluster: times, ratio, requests, memory.
+bench-gordon: tools-test $(DOCS_TOOL) ## 100 Gordons x 10 pods vs 100 ReplicaSets x 10 on a fresh local cluster: times, ratio, requests, memory.
 	@$(MAKE) --no-print-directory cluster-down cluster-up CLUSTER_NODES=12
-	@rc=0; (cd e2e && go test -tags bench -run TestBenchGordon -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-gordon.log) || rc=$$?; \
-	$(MAKE) --no-print-directory cluster-down; exit $$rc
+	@rc=0; (cd e2e && BENCH_FIGURES=$(ROOT)/docs/benchmarks/gordon.tsv go test -tags bench -run TestBenchGordon -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-gordon.log) || rc=$$?; \
+	$(MAKE) --no-print-directory cluster-down; $(call bench_plot,gordon,gordon and the ReplicaSet controller: 100 owners x 10 pods)
 
 ##@ Tools
 

@@ -114,6 +114,11 @@ func TestBenchGordon(t *testing.T) {
 		"the fair rows run gordon with the same (--kube-api-qps=50 --kube-api-burst=100 --max-concurrent-reconciles=5); " +
 		"the others with none (API Priority and Fairness) and 4 workers. Requests and memory are of the first run.")
 
+	writeBenchFigures(t, fmt.Sprintf("run\tcreate to %d pods Running (s)\treplace %d deleted pods (s)", total, total/benchDeleteFrac),
+		fmt.Sprintf("gordon, no client limit\t%.2f\t%.2f", opUp.Seconds(), opReplace.Seconds()),
+		fmt.Sprintf("gordon, QPS 50, 5 workers\t%.2f\t%.2f", limUp.Seconds(), limReplace.Seconds()),
+		fmt.Sprintf("ReplicaSet controller\t%.2f\t%.2f", rsUp.Seconds(), rsReplace.Seconds()))
+
 	if w := steadyAfter.sub(steadyBefore).writes(); w != 0 {
 		t.Errorf("the operator made %d writes in steady state, want 0", w)
 	}

@@ -128,20 +128,18 @@ func TestBenchKRE(t *testing.T) {
 // kreModeNames name the modes in the figures.
 var kreModeNames = map[string]string{"saving": "keeping results", "nats-only": "NATS alone"}
 
-// writeKREFigures writes the rows as the TSV BENCH_FIGURES names (make bench-kre plots it),
-// when it is set.
+// writeKREFigures writes the rows as the benchmark's figures.
 func writeKREFigures(t *testing.T, rows []kreLoad) {
-	path := os.Getenv("BENCH_FIGURES")
-	if path == "" {
-		return
-	}
-	var b strings.Builder
-	b.WriteString("run\trequests per second\tp50 latency (ms)\tp99 latency (ms)\n")
+	runs := make([]string, 0, len(rows))
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s, %d client%s\t%.0f\t%.2f\t%.2f\n", kreModeNames[r.mode], r.concurrency, map[bool]string{true: "s"}[r.concurrency > 1],
-			r.rate(), float64(r.percentile(0.5).Microseconds())/1000, float64(r.percentile(0.99).Microseconds())/1000)
+		clients := "1 client"
+		if r.concurrency > 1 {
+			clients = fmt.Sprintf("%d clients", r.concurrency)
+		}
+		runs = append(runs, fmt.Sprintf("%s, %s\t%.0f\t%.2f\t%.2f", kreModeNames[r.mode], clients,
+			r.rate(), float64(r.percentile(0.5).Microseconds())/1000, float64(r.percentile(0.99).Microseconds())/1000))
 	}
-	must(t, os.WriteFile(path, []byte(b.String()), 0o644)) //nolint:gosec // a document
+	writeBenchFigures(t, "run\trequests per second\tp50 latency (ms)\tp99 latency (ms)", runs...)
 }
 
 // postConcurrently posts n requests to url from concurrency clients and times each.

@@ -93,6 +93,10 @@ func TestBenchMinimart(t *testing.T) {
 	t.Logf("| CPU time in steady state | %.2f s | %.2f s | %s |", minimart.steadyCPU.Seconds(), anchor.steadyCPU.Seconds(),
 		ratio(minimart.steadyCPU.Seconds(), anchor.steadyCPU.Seconds()))
 	t.Logf("| peak RSS | %d MiB | %d MiB | %.2f |", minimart.peakRSS>>20, anchor.peakRSS>>20, float64(minimart.peakRSS)/float64(anchor.peakRSS))
+	writeBenchFigures(t, fmt.Sprintf("run\tcreate to %d releases deployed (s)\tAPI requests in %s of steady state\tCPU in steady state (s)\tpeak RSS (MiB)",
+		benchMinimarts, benchSteadyState),
+		fmt.Sprintf("minimart\t%.1f\t%.0f\t%.2f\t%d", minimart.toDeployed.Seconds(), minimart.steady.total(), minimart.steadyCPU.Seconds(), minimart.peakRSS>>20),
+		fmt.Sprintf("helm-operator v1.42.2\t%.1f\t%.0f\t%.2f\t%d", anchor.toDeployed.Seconds(), anchor.steady.total(), anchor.steadyCPU.Seconds(), anchor.peakRSS>>20))
 }
 
 // minimartDir is minimart's module: the working directory of both managers (watches.yaml
