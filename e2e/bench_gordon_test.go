@@ -349,16 +349,21 @@ func scrapeRequests(t *testing.T, address string) requestCounts {
 
 // peakRSS reads the process's peak resident set size (VmHWM) in bytes.
 func peakRSS(t *testing.T, cmd *exec.Cmd) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	return procMemory(t, cmd.Process.Pid, "VmHWM:")
+}
+
+// procMemory reads a memory field (in kB) of a process's /proc status, in bytes.
+func procMemory(t *testing.T, pid int, field string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	must(t, err)
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
 			must(t, err)
 			return kb * 1024
 		}
 	}
-	t.Fatal("no VmHWM in /proc status")
+	t.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
 }
 

@@ -226,25 +226,13 @@ func runnerMemory(t *testing.T, c client.Client, namespace, version string) stri
 	parts := make([]string, 0, len(pods.Items))
 	for _, p := range pods.Items {
 		id := strings.TrimSpace(benchCrictl(t, "ps", "-q", "--label", "io.kubernetes.pod.name="+p.Name, "--label", "io.kubernetes.pod.namespace="+namespace))
-		pid := strings.TrimSpace(benchCrictl(t, "inspect", "-o", "go-template", "--template", "{{.info.pid}}", strings.Fields(id)[0]))
-		status, err := os.ReadFile("/proc/" + pid + "/status")
+		pid, err := strconv.Atoi(strings.TrimSpace(benchCrictl(t, "inspect", "-o", "go-template", "--template", "{{.info.pid}}", strings.Fields(id)[0])))
 		must(t, err)
-		parts = append(parts, fmt.Sprintf("%s %s/%s", p.Labels["kre.konstellation.io/component"],
-			procStatusMiB(string(status), "VmRSS:"), procStatusMiB(string(status), "VmHWM:")))
+		parts = append(parts, fmt.Sprintf("%s %.1f MiB/%.1f MiB", p.Labels["kre.konstellation.io/component"],
+			float64(procMemory(t, pid, "VmRSS:"))/(1<<20), float64(procMemory(t, pid, "VmHWM:"))/(1<<20)))
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ", ")
-}
-
-// procStatusMiB is the value of field (in kB) of a /proc status, in MiB.
-func procStatusMiB(status, field string) string {
-	for line := range strings.SplitSeq(status, "\n") {
-		if rest, ok := strings.CutPrefix(line, field); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			return fmt.Sprintf("%.1f MiB", kb/1024)
-		}
-	}
-	return "?"
 }
 
 func benchCrictl(t *testing.T, args ...string) string {

@@ -57,13 +57,40 @@ type kreResult struct {
 
 var _ = Describe("The kre-runtime operator on the real node", Ordered, func() {
 	var (
-		ns         string
-		version    *unstructured.Unstructured
-		predictURL func(context.Context, Gomega) string
-		readResult func(context.Context, string) kreResult
+		ns      string
+		version *unstructured.Unstructured
 		// firstRequest is the id of the first request the workflow answered.
 		firstRequest string
 	)
+
+	// serviceIP is the cluster IP of the Service name.
+	serviceIP := func(ctx context.Context, g Gomega, name string) string {
+		svc := &corev1.Service{}
+		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc)).To(Succeed())
+		return svc.Spec.ClusterIP
+	}
+	predictURL := func(ctx context.Context, g Gomega) string {
+		return fmt.Sprintf("http://%s/predict?workflow=Greet", serviceIP(ctx, g, kreSampleVersion+"-entrypoint"))
+	}
+	// secretData is the Secret name's data.
+	secretData := func(ctx context.Context, name string) map[string][]byte {
+		secret := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret)).To(Succeed())
+		return secret.Data
+	}
+	// readResult reads the document of request id from MongoDB through its Service, with the
+	// credentials the operator generated.
+	readResult := func(ctx context.Context, id string) kreResult {
+		creds := secretData(ctx, "kre-mongo-credentials")
+		mongoClient, err := mongo.Connect(options.Client().
+			ApplyURI(fmt.Sprintf("mongodb://%s:27017/?directConnection=true", serviceIP(ctx, Default, "kre-mongo"))).
+			SetAuth(options.Credential{Username: string(creds["username"]), Password: string(creds["password"]), AuthSource: "admin"}))
+		Expect(err).NotTo(HaveOccurred())
+		defer func() { _ = mongoClient.Disconnect(ctx) }()
+		var doc kreResult
+		Expect(mongoClient.Database("data").Collection(kreSampleVersion).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)).To(Succeed())
+		return doc
+	}
 
 	// expectStamped posts message until the workflow answers it, stamped by its nodes in order,
 	// and returns the request's id.
@@ -78,35 +105,6 @@ var _ = Describe("The kre-runtime operator on the real node", Ordered, func() {
 			g.Expect(id).NotTo(BeEmpty())
 		}).WithContext(ctx).Should(Succeed())
 		return id
-	}
-
-	// serviceIP is the cluster IP of the Service name.
-	serviceIP := func(ctx context.Context, g Gomega, name string) string {
-		svc := &corev1.Service{}
-		g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc)).To(Succeed())
-		return svc.Spec.ClusterIP
-	}
-	predictURL = func(ctx context.Context, g Gomega) string {
-		return fmt.Sprintf("http://%s/predict?workflow=Greet", serviceIP(ctx, g, kreSampleVersion+"-entrypoint"))
-	}
-	// secretData is the Secret name's data.
-	secretData := func(ctx context.Context, name string) map[string][]byte {
-		secret := &corev1.Secret{}
-		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, secret)).To(Succeed())
-		return secret.Data
-	}
-	// readResult reads the document of request id from MongoDB through its Service, with the
-	// credentials the operator generated.
-	readResult = func(ctx context.Context, id string) kreResult {
-		creds := secretData(ctx, "kre-mongo-credentials")
-		mongoClient, err := mongo.Connect(options.Client().
-			ApplyURI(fmt.Sprintf("mongodb://%s:27017/?directConnection=true", serviceIP(ctx, Default, "kre-mongo"))).
-			SetAuth(options.Credential{Username: string(creds["username"]), Password: string(creds["password"]), AuthSource: "admin"}))
-		Expect(err).NotTo(HaveOccurred())
-		defer func() { _ = mongoClient.Disconnect(ctx) }()
-		var doc kreResult
-		Expect(mongoClient.Database("data").Collection(kreSampleVersion).FindOne(ctx, bson.D{{Key: "_id", Value: id}}).Decode(&doc)).To(Succeed())
-		return doc
 	}
 
 	BeforeAll(func(ctx SpecContext) {

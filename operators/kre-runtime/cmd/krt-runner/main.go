@@ -18,6 +18,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,12 +77,7 @@ func run(ctx context.Context, log *slog.Logger) error {
 }
 
 // httpAddress is KRT_HTTP_ADDRESS, by default :8080.
-func httpAddress() string {
-	if addr := os.Getenv("KRT_HTTP_ADDRESS"); addr != "" {
-		return addr
-	}
-	return ":8080"
-}
+func httpAddress() string { return cmp.Or(os.Getenv("KRT_HTTP_ADDRESS"), ":8080") }
 
 // serveHTTP serves routes on addr until ctx ends.
 func serveHTTP(ctx context.Context, addr string, routes http.Handler) error {

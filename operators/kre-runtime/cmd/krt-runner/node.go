@@ -167,7 +167,8 @@ func (n *node) keep(ctx context.Context, out *nats.Msg) error {
 	res := &Result{RequestID: id, Version: n.version, Workflow: n.workflow, Answer: string(out.Data), Object: ObjectKey(n.version, id)}
 	res.ReceivedAt, _ = time.Parse(time.RFC3339Nano, out.Header.Get(HeaderReceived))
 	for _, t := range out.Header.Values(HeaderTrail) {
-		res.Nodes, res.Timings = append(res.Nodes, strings.SplitN(t, "=", 2)[0]), append(res.Timings, parseTiming(t))
+		timing := parseTiming(t)
+		res.Nodes, res.Timings = append(res.Nodes, timing.Node), append(res.Timings, timing)
 	}
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()

@@ -10,19 +10,24 @@ import (
 	"github.com/quintet-operators/quintet/shared/pods"
 )
 
-// PodFailures says, sorted, why pods with these labels cannot run (pods.Failure): a crash
-// loop, an image that cannot be pulled, a Secret or key that is missing.
-func PodFailures(ctx context.Context, r client.Reader, namespace string, labels map[string]string) ([]string, error) {
+// Pods lists the pods with these labels in namespace.
+func Pods(ctx context.Context, r client.Reader, namespace string, labels map[string]string) ([]corev1.Pod, error) {
 	list := &corev1.PodList{}
 	if err := r.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels(labels)); err != nil {
 		return nil, err
 	}
+	return list.Items, nil
+}
+
+// PodFailures says, sorted, why pods cannot run (pods.Failure): a crash loop, an image that
+// cannot be pulled, a Secret or key that is missing.
+func PodFailures(list []corev1.Pod) []string {
 	var out []string
-	for i := range list.Items {
-		if failure := pods.Failure(&list.Items[i]); failure != "" {
+	for i := range list {
+		if failure := pods.Failure(&list[i]); failure != "" {
 			out = append(out, failure)
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return out
 }

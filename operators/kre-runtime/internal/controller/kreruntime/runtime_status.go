@@ -30,7 +30,7 @@ func setStatus(rt *v1alpha1.Runtime, comps []component, sets map[string]*appsv1.
 		case MinIO:
 			rt.Status.MinIO = st
 		}
-		if st.ReadyReplicas < st.Replicas {
+		if !st.Ready {
 			notReady = append(notReady, fmt.Sprintf("%s %d/%d", ObjectName(c.name), st.ReadyReplicas, st.Replicas))
 		}
 		if s := sets[c.name]; s != nil && (s.Status.ObservedGeneration < s.Generation || s.Status.UpdatedReplicas < st.Replicas) {

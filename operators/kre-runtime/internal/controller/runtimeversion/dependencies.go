@@ -9,16 +9,16 @@ import (
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
 )
 
-// dependenciesNotReady names the servers of rt whose replicas are not all ready, with their
-// counts. Their readiness probes ask each server itself: a ping of MongoDB, NATS's and MinIO's
-// health endpoints.
+// dependenciesNotReady names the servers of rt that its status does not say are ready, with
+// their counts. Their readiness probes ask each server itself: a ping of MongoDB, NATS's and
+// MinIO's health endpoints.
 func dependenciesNotReady(rt *v1alpha1.Runtime) []string {
 	var out []string
 	for _, d := range []struct {
 		name   string
 		status v1alpha1.ComponentStatus
 	}{{"NATS", rt.Status.NATSStreaming}, {"MongoDB", rt.Status.Mongo}, {"MinIO", rt.Status.MinIO}} {
-		if d.status.Replicas == 0 || d.status.ReadyReplicas < d.status.Replicas {
+		if !d.status.Ready {
 			out = append(out, fmt.Sprintf("%s %d/%d ready", d.name, d.status.ReadyReplicas, d.status.Replicas))
 		}
 	}

@@ -11,9 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
 )
 
 const (
@@ -26,19 +23,15 @@ const (
 	maxAnswerLength = 300
 )
 
-// unreadyPods says why each pod of rv has run longer than notReadyGrace without turning
-// ready, as its readiness endpoint answers (a krt-runner node names what it cannot reach:
-// NATS, MongoDB refusing its credentials, the bucket); the kubelet keeps that answer to
+// unreadyPods says why each of a version's pods has run longer than notReadyGrace without
+// turning ready, as its readiness endpoint answers (a krt-runner node names what it cannot
+// reach: NATS, MongoDB refusing its credentials, the bucket); the kubelet keeps that answer to
 // itself. It also returns when to look again for pods still within their grace; 0 for none.
-func unreadyPods(ctx context.Context, r client.Reader, rv *v1alpha1.RuntimeVersion, now time.Time) ([]string, time.Duration, error) {
-	list := &corev1.PodList{}
-	if err := r.List(ctx, list, client.InNamespace(rv.Namespace), client.MatchingLabels{v1alpha1.VersionLabel: rv.Name}); err != nil {
-		return nil, 0, err
-	}
+func unreadyPods(ctx context.Context, pods []corev1.Pod, now time.Time) ([]string, time.Duration) {
 	var out []string
 	var again time.Duration
-	for i := range list.Items {
-		pod := &list.Items[i]
+	for i := range pods {
+		pod := &pods[i]
 		since, probe := unreadySince(pod)
 		if probe == nil {
 			continue
@@ -49,7 +42,7 @@ func unreadyPods(ctx context.Context, r client.Reader, rv *v1alpha1.RuntimeVersi
 		}
 		out = append(out, fmt.Sprintf("pod %s: not ready after %s: %s", pod.Name, notReadyGrace, askReadiness(ctx, pod, probe)))
 	}
-	return out, again, nil
+	return out, again
 }
 
 // unreadySince is when pod's running container with an HTTP readiness probe started, and

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/kreruntime"
 )
 
 func TestAPodThatStaysUnreadySaysWhatItsReadinessEndpointAnswers(t *testing.T) {
@@ -47,8 +48,9 @@ func TestAPodThatStaysUnreadySaysWhatItsReadinessEndpointAnswers(t *testing.T) {
 	rv := &v1alpha1.RuntimeVersion{ObjectMeta: metav1.ObjectMeta{Name: "greeter-v1", Namespace: ns}}
 
 	g.Eventually(func(g Gomega) {
-		unready, again, err := unreadyPods(ctx, env.Client, rv, now)
+		pods, err := kreruntime.Pods(ctx, env.Client, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
 		g.Expect(err).NotTo(HaveOccurred())
+		unready, again := unreadyPods(ctx, pods, now)
 		g.Expect(unready).To(Equal([]string{"pod stuck: not ready after 30s: 503 MongoDB: auth error: (AuthenticationFailed) Authentication failed."}))
 		g.Expect(again).To(BeNumerically("~", 20*time.Second, time.Second), "the starting pod is asked once its grace ends")
 	}, timeout, tick).Should(Succeed())

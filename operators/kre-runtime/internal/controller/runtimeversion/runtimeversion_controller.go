@@ -89,10 +89,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 	}
 	err = r.reconcileDeployments(ctx, rv, rt, len(waiting) > 0)
 	deployments, listErr := r.deployments(ctx, rv)
-	failures, podsErr := kreruntime.PodFailures(ctx, r.Client, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
-	unready, again, unreadyErr := unreadyPods(ctx, r.Client, rv, time.Now())
-	err = errors.Join(err, listErr, podsErr, unreadyErr)
-	setStatus(rv, deployments, append(failures, unready...), waiting, err)
+	pods, podsErr := kreruntime.Pods(ctx, r.Client, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
+	unready, again := unreadyPods(ctx, pods, time.Now())
+	err = errors.Join(err, listErr, podsErr)
+	setStatus(rv, deployments, append(kreruntime.PodFailures(pods), unready...), waiting, err)
 	result, err := ensure.ResultOf(err)
 	if again > 0 && result.RequeueAfter == 0 && err == nil {
 		result.RequeueAfter = again // a pod's grace ends: ask it then

@@ -50,9 +50,9 @@ func createRuntime(g Gomega, ns string) *v1alpha1.Runtime {
 	ctx := context.Background()
 	rt := &v1alpha1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "example4", Namespace: ns}}
 	g.Expect(env.Client.Create(ctx, rt)).To(Succeed())
-	rt.Status.NATSStreaming = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1}
-	rt.Status.Mongo = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1, CredentialsSecret: "kre-mongo-credentials"}
-	rt.Status.MinIO = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1, CredentialsSecret: "kre-minio-credentials"}
+	rt.Status.NATSStreaming = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1, Ready: true}
+	rt.Status.Mongo = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1, Ready: true, CredentialsSecret: "kre-mongo-credentials"}
+	rt.Status.MinIO = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1, Ready: true, CredentialsSecret: "kre-minio-credentials"}
 	g.Expect(env.Client.Status().Update(ctx, rt)).To(Succeed())
 	return rt
 }
@@ -162,7 +162,7 @@ func TestAStartingVersionWaitsForItsRuntimesServersThenKeepsRunning(t *testing.T
 	ctx := context.Background()
 	ns := newNamespace(t)
 	rt := createRuntime(g, ns)
-	rt.Status.Mongo.ReadyReplicas = 0 // MongoDB does not answer its ping yet
+	rt.Status.Mongo.ReadyReplicas, rt.Status.Mongo.Ready = 0, false // MongoDB does not answer its ping yet
 	g.Expect(env.Client.Status().Update(ctx, rt)).To(Succeed())
 	rv := sample(t, "kre_v1alpha1_runtimeversion.yaml")
 	rv.SetNamespace(ns)
@@ -178,7 +178,7 @@ func TestAStartingVersionWaitsForItsRuntimesServersThenKeepsRunning(t *testing.T
 		g.Expect(d.Spec.Replicas).To(HaveValue(BeZero()), c+" is made, but runs nothing yet")
 	}
 
-	rt.Status.Mongo.ReadyReplicas = 1
+	rt.Status.Mongo.ReadyReplicas, rt.Status.Mongo.Ready = 1, true
 	g.Expect(env.Client.Status().Update(ctx, rt)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		for c, d := range deploymentsOf(t, ns) {
@@ -187,7 +187,7 @@ func TestAStartingVersionWaitsForItsRuntimesServersThenKeepsRunning(t *testing.T
 	}, timeout, tick).Should(Succeed())
 
 	// Started, it keeps running while MongoDB restarts.
-	rt.Status.Mongo.ReadyReplicas = 0
+	rt.Status.Mongo.ReadyReplicas, rt.Status.Mongo.Ready = 0, false
 	g.Expect(env.Client.Status().Update(ctx, rt)).To(Succeed())
 	markAvailable(g, ns)
 	g.Consistently(func(g Gomega) {

@@ -68,13 +68,14 @@ func TestSetStatus(t *testing.T) {
 
 func TestDependenciesNotReadyNamesEachServerNotReady(t *testing.T) {
 	rt := &v1alpha1.Runtime{}
-	rt.Status.NATSStreaming = v1alpha1.ComponentStatus{Replicas: 2, ReadyReplicas: 2}
+	rt.Status.NATSStreaming = v1alpha1.ComponentStatus{Replicas: 2, ReadyReplicas: 2, Ready: true}
 	rt.Status.Mongo = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 0}
 	got := dependenciesNotReady(rt) // MinIO has reported nothing yet
 	if want := []string{"MongoDB 0/1 ready", "MinIO 0/0 ready"}; !slices.Equal(got, want) {
 		t.Errorf("%q, want %q", got, want)
 	}
-	rt.Status.Mongo.ReadyReplicas, rt.Status.MinIO = 1, v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1}
+	rt.Status.Mongo = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1, Ready: true}
+	rt.Status.MinIO = v1alpha1.ComponentStatus{Replicas: 1, ReadyReplicas: 1, Ready: true}
 	if got := dependenciesNotReady(rt); got != nil {
 		t.Errorf("every server ready: %q", got)
 	}
