@@ -113,11 +113,18 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, rt *v1alpha1.Runt
 	// Generated: made once, never replaced (the component's data is locked with them).
 	existing := &corev1.Secret{}
 	err := r.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if apierrors.IsNotFound(err) {
+		if rt.Spec.VolumeRetention == v1alpha1.VolumeDelete {
+			return r.ensure(ctx, rt, desired)
+		}
+		if err = r.createRetained(ctx, rt, desired); !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		// The cache has not seen what an earlier pass created, or the Secret is someone
+		// else's (unlabelled, so outside the cache): the API server says which.
+		err = r.APIReader.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	}
 	switch {
-	case apierrors.IsNotFound(err) && rt.Spec.VolumeRetention == v1alpha1.VolumeDelete:
-		return r.ensure(ctx, rt, desired)
-	case apierrors.IsNotFound(err):
-		return r.createRetained(ctx, rt, desired)
 	case err != nil:
 		return err
 	case metav1.IsControlledBy(existing, rt) || retainedFor(existing, rt, c):

@@ -346,6 +346,25 @@ func TestARuntimeRefusesAnObjectItDoesNotOwn(t *testing.T) {
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kre-mongo"}, &appsv1.StatefulSet{})).To(Succeed())
 }
 
+func TestARuntimeRefusesASecretOfSomeoneElsesForItsGeneratedCredentials(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	// Unlabelled, so outside the manager's cache: only the API server knows it is there.
+	theirs := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "kre-mongo-credentials", Namespace: ns},
+		Data: map[string][]byte{"username": []byte("someone"), "password": []byte("else")}}
+	g.Expect(env.Client.Create(ctx, theirs)).To(Succeed())
+	g.Expect(env.Client.Create(ctx, &v1alpha1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "generated", Namespace: ns}})).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		degraded := conditions.Get(getRuntime(g, ns, "generated"), conditions.DegradedCondition)
+		g.Expect(degraded).NotTo(BeNil())
+		g.Expect(degraded.Reason).To(Equal(conditions.ReasonObjectNotOwned))
+		g.Expect(degraded.Message).To(HavePrefix("Secret kre-mongo-credentials already exists and is controlled by no Runtime"))
+	}, timeout, tick).Should(Succeed())
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(theirs), theirs)).To(Succeed())
+	g.Expect(theirs.Data).To(HaveKeyWithValue("password", []byte("else")), "left as it was")
+}
+
 func TestARuntimeRoutesItsIngressToTheStartedVersion(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
