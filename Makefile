@@ -55,7 +55,7 @@ OPERATORS := $(notdir $(patsubst %/,%,$(wildcard operators/*/)))
 MODULES   := shared $(OPERATORS) e2e
 moddir     = $(if $(filter shared e2e,$(1)),$(1),operators/$(1))
 # Programs in hack/ are modules of their own, outside the workspace.
-HACK_MODULES := hack/localcluster hack/images hack/bundle hack/catalog hack/docs
+HACK_MODULES := hack/localcluster hack/images hack/bundle hack/catalog hack/docs hack/manifests
 
 ## Pinned versions ----------------------------------------------------------------------
 # modversion returns the version go.mod file $(2) requires of module $(1).
@@ -63,6 +63,8 @@ modversion = $(shell awk -v m=$(1) '{ for (i = 1; i < NF; i++) if ($$i == m) { p
 KUBE_VERSION             := $(call modversion,k8s.io/kubernetes,hack/tools/kube/go.mod)
 CONTROLLER_TOOLS_VERSION := v0.23.0
 GOLANGCI_LINT_VERSION    := v2.15.0
+KUBECONFORM_VERSION      := v0.8.0
+KUBE_SCORE_VERSION       := v1.20.0
 OPM_VERSION              := $(call modversion,github.com/operator-framework/operator-registry,hack/tools/opm/go.mod)
 OPERATOR_SDK_VERSION     := $(call modversion,github.com/operator-framework/operator-sdk,hack/tools/operator-sdk/go.mod)
 OLM_VERSION              := $(call modversion,github.com/operator-framework/operator-lifecycle-manager,hack/tools/olm/go.mod)
@@ -85,6 +87,13 @@ KUBECTL       := $(KUBE_BIN)/kubectl
 LOCALCLUSTER  := $(BIN)/localcluster
 CONTROLLER_GEN = $(BIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 GOLANGCI_LINT  = $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUBECONFORM    = $(BIN)/kubeconform-$(KUBECONFORM_VERSION)
+KUBE_SCORE     = $(BIN)/kube-score-$(KUBE_SCORE_VERSION)
+# The OpenAPI linters, npm packages pinned (package.json, package-lock.json) in hack/tools/openapi-lint.
+npmversion     = $(shell awk -F'"' '$$2 == "$(1)" { print $$4 }' hack/tools/openapi-lint/package.json)
+SPECTRAL_VERSION := $(call npmversion,@stoplight/spectral-cli)
+REDOCLY_VERSION  := $(call npmversion,@redocly/cli)
+OPENAPI_LINT   = $(BIN)/openapi-lint-spectral-$(SPECTRAL_VERSION)-redocly-$(REDOCLY_VERSION)
 GINKGO         = $(BIN)/ginkgo-$(GINKGO_VERSION)
 OPM            = $(BIN)/opm-$(OPM_VERSION)
 HELM           = $(BIN)/helm-$(HELM_VERSION)
@@ -107,6 +116,7 @@ ETCD_CLUSTER_PREVIOUS_MANAGER = $(BIN)/etcd-cluster-v$(ETCD_CLUSTER_PREVIOUS_REL
 IMAGES_TOOL    = $(BIN)/images
 BUNDLE_TOOL    = $(BIN)/bundle
 DOCS_TOOL      = $(BIN)/docs
+MANIFESTS_TOOL = $(BIN)/manifests
 CATALOG_TOOL   = $(BIN)/catalog
 IMAGES_DIR     = $(BIN)/image-tarballs
 STATIC_DIR     = $(BIN)/static
@@ -188,13 +198,41 @@ test-hack-%:
 	cd hack/$* && HELM=$(HELM) GOWORK=off go test -count=1 -v ./... 2>&1 | tee $(LOCAL)/test-results/hack-$*.log | $(ROOT)/hack/test-filter.sh
 
 .PHONY: lint
-lint: $(addprefix lint-,$(MODULES)) $(addprefix lint-hack-,$(notdir $(HACK_MODULES))) ## Lint every module with the root .golangci.yml.
+lint: $(addprefix lint-,$(MODULES)) $(addprefix lint-hack-,$(notdir $(HACK_MODULES))) lint-manifests lint-openapi ## Lint every module with the root .golangci.yml, every manifest we ship (lint-manifests) and every REST API document (lint-openapi).
 
 lint-%: $(GOLANGCI_LINT) ## Lint one module.
 	cd $(call moddir,$*) && $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml --build-tags e2e,bench ./...
 
 lint-hack-%: $(GOLANGCI_LINT)
 	cd hack/$* && GOWORK=off $(GOLANGCI_LINT) run --config $(ROOT)/.golangci.yml ./...
+
+# What a platform team's CI runs on what it installs (hack/lint-manifests.sh): kubeconform
+# -strict against schemas written offline from Kubernetes' own OpenAPI document and our CRDs,
+# and kube-score, warnings included, on config/default (with and without config/api), each
+# chart with default values and every option on, the samples and minimart's store chart.
+# Both must still fail on a manifest with known findings (hack/manifests/testdata).
+KUBE_OPENAPI  = $(shell cd hack/tools/kube && GOWORK=off go list -m -f '{{.Dir}}' k8s.io/kubernetes)/api/openapi-spec/swagger.json
+KUBE_SCHEMAS  = $(LOCAL)/kube-schemas-$(KUBE_VERSION)
+LINT_MANIFESTS_ENV = KUBECTL=$(KUBECTL) HELM=$(HELM) KUBECONFORM=$(KUBECONFORM) KUBE_SCORE=$(KUBE_SCORE) \
+  KUBE_VERSION=$(KUBE_VERSION) SCHEMAS=$(KUBE_SCHEMAS) OUT=$(LOCAL)/lint-manifests
+.PHONY: lint-manifests kube-schemas
+lint-manifests: $(addprefix lint-manifests-,$(OPERATORS)) ## kubeconform -strict and kube-score on every manifest we ship; both still catch known findings.
+	@! $(KUBECONFORM) -strict -schema-location '$(KUBE_SCHEMAS)/{{ .ResourceKind }}{{ .KindSuffix }}.json' \
+	  hack/manifests/testdata/known-findings.yaml >/dev/null || { echo "kubeconform passed hack/manifests/testdata/known-findings.yaml"; exit 1; }
+	@! $(KUBE_SCORE) score --exit-one-on-warning hack/manifests/testdata/known-findings.yaml >/dev/null || \
+	  { echo "kube-score passed hack/manifests/testdata/known-findings.yaml"; exit 1; }
+	@echo "kubeconform and kube-score still fail hack/manifests/testdata/known-findings.yaml"
+lint-manifests-%: kube-schemas $(KUBECONFORM) $(KUBE_SCORE) $(HELM) $(KUBE_BIN)/.built
+	@$(LINT_MANIFESTS_ENV) hack/lint-manifests.sh $*
+kube-schemas: $(MANIFESTS_TOOL) $(KUBE_BIN)/.built
+	@rm -rf $(KUBE_SCHEMAS) && $(MANIFESTS_TOOL) schemas --openapi $(KUBE_OPENAPI) --out $(KUBE_SCHEMAS) operators/*/config/crd/bases/*.yaml
+
+# The OpenAPI document of each operator's REST API (docs/api/openapi, written by docs-api):
+# Spectral (spectral:oas) and Redocly (recommended), findings of any severity fail; both must
+# still find what hack/tools/openapi-lint/testdata/missing-description.json lacks.
+.PHONY: lint-openapi
+lint-openapi: $(OPENAPI_LINT)/.built ## Lint every committed REST API document (docs/api/openapi) with Spectral and Redocly: zero findings.
+	@hack/tools/openapi-lint/lint.sh $(OPENAPI_LINT) docs/api/openapi/*.json
 
 .PHONY: generate
 generate: $(addprefix generate-,$(OPERATORS)) docs-api ## Regenerate deepcopy code, CRDs and RBAC of every operator, and the API reference.
@@ -222,8 +260,9 @@ vet: ## go vet every module.
 	$(foreach m,$(MODULES),(cd $(call moddir,$(m)) && go vet -tags e2e,bench ./...) &&) true
 
 .PHONY: docs-api
-docs-api: $(DOCS_TOOL) $(addprefix generate-,$(OPERATORS)) ## Write the API reference, docs/api/, from every operator's CRDs and API package.
+docs-api: $(DOCS_TOOL) $(addprefix generate-,$(OPERATORS)) ## Write the API reference, docs/api/, from every operator's CRDs and API package, and the OpenAPI document each REST API serves.
 	@$(DOCS_TOOL) api $(ROOT)
+	@$(DOCS_TOOL) openapi $(ROOT)
 
 .PHONY: docs-check
 docs-check: $(DOCS_TOOL) ## Check the Markdown docs: relative links and their headings, `make` targets and repository paths in code spans.
@@ -525,7 +564,7 @@ bench-gordon: tools-test $(DOCS_TOOL) ## 100 Gordons x 10 pods vs 100 ReplicaSet
 .PHONY: tools tools-test
 tools: tools-test ## Build every pinned tool into bin/ (a no-op when present).
 # What test, e2e, demo and the benchmarks use: all of them, today.
-tools-test: $(KUBE_BIN)/.built $(HELM) $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
+tools-test: $(KUBE_BIN)/.built $(HELM) $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(KUBECONFORM) $(KUBE_SCORE) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
 	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) \
 	$(CERT_MANAGER_BIN)/.built $(VERSITYGW) $(FERRETDB)
 
@@ -553,8 +592,12 @@ $(IMAGES_TOOL): $(wildcard hack/images/*.go) hack/images/go.mod
 $(BUNDLE_TOOL): $(wildcard hack/bundle/*.go) hack/bundle/go.mod
 	cd hack/bundle && GOWORK=off go build -o $@ .
 
-$(DOCS_TOOL): $(wildcard hack/docs/*.go) hack/docs/go.mod
+# bin/docs writes the REST API's documents with shared/restapi and shared/manager.
+$(DOCS_TOOL): $(wildcard hack/docs/*.go) hack/docs/go.mod $(wildcard shared/restapi/*.go shared/manager/*.go) shared/go.mod
 	cd hack/docs && GOWORK=off go build -o $@ .
+
+$(MANIFESTS_TOOL): $(wildcard hack/manifests/*.go) hack/manifests/go.mod
+	cd hack/manifests && GOWORK=off go build -o $@ .
 
 $(CATALOG_TOOL): $(wildcard hack/catalog/*.go) hack/catalog/go.mod
 	cd hack/catalog && GOWORK=off go build -o $@ .
@@ -595,6 +638,21 @@ $(CONTROLLER_GEN):
 $(GOLANGCI_LINT):
 	GOBIN=$(BIN)/.install go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(BIN)/.install/golangci-lint $@
+
+# Spectral and Redocly: npm ci of the committed lock file (no install scripts).
+$(OPENAPI_LINT)/.built: hack/tools/openapi-lint/package.json hack/tools/openapi-lint/package-lock.json
+	@rm -rf $(OPENAPI_LINT) && mkdir -p $(OPENAPI_LINT)
+	cp $^ $(OPENAPI_LINT)/
+	cd $(OPENAPI_LINT) && npm ci --ignore-scripts --no-audit --no-fund
+	touch $@
+
+$(KUBECONFORM):
+	GOBIN=$(BIN)/.install go install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
+	mv $(BIN)/.install/kubeconform $@
+
+$(KUBE_SCORE):
+	GOBIN=$(BIN)/.install go install github.com/zegl/kube-score/cmd/kube-score@$(KUBE_SCORE_VERSION)
+	mv $(BIN)/.install/kube-score $@
 
 # opm, operator-sdk and OLM each in a tools module of their own: their k8s versions differ from
 # ours. opm is static (it goes into the catalog image; file-based catalogs need no sqlite).

@@ -13,6 +13,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -190,6 +193,27 @@ func channelHead(ctx context.Context, pkg, channel string) string {
 	return heads[0]
 }
 
+// expectBundleNetworkPolicies checks that OLM made the NetworkPolicies the installed bundle
+// ships (the manager's: metrics scrapes only) in ns, each selecting the manager's pod.
+func expectBundleNetworkPolicies(ctx context.Context, ns, pkg, csvName string) {
+	op, version := strings.TrimPrefix(pkg, "quintet-"), strings.TrimPrefix(csvName, pkg+".v")
+	files, err := filepath.Glob(filepath.Join("..", "bundles", op, version, "manifests", "*_networkpolicy.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(files).NotTo(BeEmpty(), "bundle %s %s ships the manager's NetworkPolicy", op, version)
+	for _, f := range files {
+		name, _, _ := strings.Cut(filepath.Base(f), "_")
+		policy := &networkingv1.NetworkPolicy{}
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, policy)
+		}).WithContext(ctx).Should(Succeed(), "OLM makes NetworkPolicy %s/%s", ns, name)
+		selector, err := metav1.LabelSelectorAsSelector(&policy.Spec.PodSelector)
+		Expect(err).NotTo(HaveOccurred())
+		pods := &corev1.PodList{}
+		Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: selector})).To(Succeed())
+		Expect(pods.Items).NotTo(BeEmpty(), "NetworkPolicy %s/%s selects the manager's pod", ns, name)
+	}
+}
+
 var _ = Describe("Quintet through OLM", func() {
 	BeforeEach(func(ctx SpecContext) {
 		Eventually(func(g Gomega) {
@@ -206,6 +230,7 @@ var _ = Describe("Quintet through OLM", func() {
 			subscribe(ctx, ns, pkg, nil)
 			csv := expectInstalled(ctx, ns, installedCSV(ctx, ns, pkg))
 			GinkgoWriter.Printf("%s: %s Succeeded in %s\n", pkg, csv.GetName(), ns)
+			expectBundleNetworkPolicies(ctx, ns, pkg, csv.GetName())
 		}
 	})
 

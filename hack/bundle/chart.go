@@ -96,6 +96,9 @@ func chartFiles(o chartOptions, b *parts, objects []*unstructured.Unstructured) 
 		return nil, err
 	}
 	files["templates/api/service.yaml"] = api
+	if files["templates/api/network-policy.yaml"], err = apiNetworkPolicyTemplate(o); err != nil {
+		return nil, err
+	}
 	for _, crd := range b.crdObjects {
 		y, err := crdTemplate(crd)
 		if err != nil {
@@ -131,6 +134,8 @@ func chartFiles(o chartOptions, b *parts, objects []*unstructured.Unstructured) 
 				continue // with its binding, in manager-rbac.yaml
 			}
 			y, err = objectTemplate(u, clusterNames)
+		case kindNetworkPolicy:
+			y, err = networkPolicyTemplate(u)
 		case kindService:
 			if y, err = objectTemplate(u, clusterNames); err == nil {
 				y = "{{- if .Values.metrics.enable }}\n" + y + "{{- end }}\n"
@@ -167,6 +172,8 @@ func chartFolder(kind string) string {
 		return "rbac"
 	case kindService:
 		return "metrics"
+	case kindNetworkPolicy:
+		return "network-policy"
 	}
 	return "manager"
 }
@@ -235,20 +242,29 @@ func toTemplate(obj map[string]any, scalars map[string]string, blocks map[string
 // apiServiceTemplate writes the Service of the operator's config/api (beside config/manifests)
 // behind api.enable: the REST API's, which the manager serves when api.enable adds its flag.
 func apiServiceTemplate(o chartOptions) (string, error) {
-	path := filepath.Join(o.config, "..", "api", "service.yaml")
-	data, err := os.ReadFile(path) //nolint:gosec // the operator's config the caller names
+	u, err := apiObject(o, "service.yaml")
 	if err != nil {
-		return "", fmt.Errorf("the REST API's Service: %w", err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal(data, &u.Object); err != nil {
-		return "", fmt.Errorf("%s: %w", path, err)
+		return "", err
 	}
 	y, err := objectTemplate(u, nil)
 	if err != nil {
 		return "", err
 	}
 	return "{{- if .Values.api.enable }}\n" + y + "{{- end }}\n", nil
+}
+
+// apiObject reads an object of the operator's config/api (beside config/manifests).
+func apiObject(o chartOptions, file string) (*unstructured.Unstructured, error) {
+	path := filepath.Join(o.config, "..", "api", file)
+	data, err := os.ReadFile(path) //nolint:gosec // the operator's config the caller names
+	if err != nil {
+		return nil, fmt.Errorf("the REST API's config: %w", err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(data, &u.Object); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return u, nil
 }
 
 // crdTemplate writes a CRD behind crd.enable, kept on uninstall with crd.keep.

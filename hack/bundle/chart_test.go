@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -268,6 +269,8 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"replicas=2", "additional properties 'replicas' not allowed"},
 		{"api.port=0", "at '/api/port': minimum"},
 		{"api.enable=yes", "at '/api/enable': got string, want boolean"},
+		{"networkPolicy.metricsFrom[0].namespaceSelectr.name=x", "at '/networkPolicy/metricsFrom/0'"},
+		{"networkPolicy.enable=no", "at '/networkPolicy/enable': got string, want boolean"},
 	} {
 		t.Run(tt.set, func(t *testing.T) {
 			_, err := helmTemplate(t, "gordon", "gordon-system", tt.set)
@@ -335,6 +338,48 @@ func TestAPIValuesServeTheRESTAPI(t *testing.T) {
 				len(port) != 1 || port[0].(map[string]any)["targetPort"] != "api" {
 				t.Errorf("the API Service is config/api's, in the release namespace: %v", service.Object)
 			}
+		}
+	}
+}
+
+// The manager's NetworkPolicies follow their values: the metrics one by default, admitting
+// metricsFrom on the metrics port; the API one with api.enable, admitting apiFrom on the
+// API's port; none with networkPolicy.enable=false.
+func TestNetworkPolicyValuesAdmitWhoTheUserSays(t *testing.T) {
+	cases := []struct {
+		set  []string
+		want map[string]string // policy name suffix → the peer label it admits, on which port
+	}{
+		{nil, map[string]string{"allow-metrics-traffic": "metrics=enabled metrics"}},
+		{[]string{"api.enable=true", "networkPolicy.apiFrom[0].namespaceSelector.matchLabels.team=web"},
+			map[string]string{"allow-metrics-traffic": "metrics=enabled metrics", "allow-api-traffic": "team=web api"}},
+		{[]string{"api.enable=true", "networkPolicy.enable=false"}, map[string]string{}},
+	}
+	for _, c := range cases {
+		objects, err := helmTemplate(t, "gordon", "ops", c.set...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, u := range objects {
+			if u.GetKind() != kindNetworkPolicy {
+				continue
+			}
+			rules, _, _ := unstructured.NestedSlice(u.Object, "spec", "ingress")
+			if len(rules) != 1 || u.GetNamespace() != "ops" {
+				t.Fatalf("%v: %s: want one ingress rule in the release namespace: %v", c.set, u.GetName(), u.Object)
+			}
+			rule := rules[0].(map[string]any)
+			peers, ports := rule["from"].([]any), rule["ports"].([]any)
+			labels, _, _ := unstructured.NestedStringMap(peers[0].(map[string]any), "namespaceSelector", "matchLabels")
+			var admitted []string
+			for k, v := range labels {
+				admitted = append(admitted, k+"="+v)
+			}
+			got[strings.TrimPrefix(u.GetName(), "gordon-")] = strings.Join(admitted, ",") + " " + fmt.Sprint(ports[0].(map[string]any)["port"])
+		}
+		if !maps.Equal(got, c.want) {
+			t.Errorf("%v: policies %v, want %v", c.set, got, c.want)
 		}
 	}
 }

@@ -210,6 +210,20 @@ api:
   # <release>-...-controller-manager-api on 443. It acts with each caller's bearer token only.
   enable: false
   port: 8082
+
+networkPolicy:
+  # NetworkPolicies for the manager's pod, where the cluster's network enforces them: ingress
+  # only to its metrics port, from metricsFrom (where Prometheus runs), and with api.enable to
+  # the REST API's, from apiFrom. The kubelet's probes come from the node and are let through.
+  enable: true
+  metricsFrom:
+  - namespaceSelector:
+      matchLabels:
+        metrics: enabled
+  apiFrom:
+  - namespaceSelector:
+      matchLabels:
+        rest-api: enabled
 `, o.repository, o.versionText, scope, defaults)
 }
 
@@ -251,7 +265,19 @@ const valuesSchema = `{
   "$schema": "https://json-schema.org/draft-07/schema#",
   "type": "object",
   "additionalProperties": false,
-  "required": ["manager", "watchNamespaces", "metrics", "crd", "api"],
+  "required": ["manager", "watchNamespaces", "metrics", "crd", "api", "networkPolicy"],
+  "definitions": {
+    "networkPolicyPeer": {
+      "type": "object",
+      "additionalProperties": false,
+      "minProperties": 1,
+      "properties": {
+        "podSelector": {"type": "object"},
+        "namespaceSelector": {"type": "object"},
+        "ipBlock": {"type": "object", "required": ["cidr"]}
+      }
+    }
+  },
   "properties": {
     "manager": {
       "type": "object",
@@ -305,6 +331,15 @@ const valuesSchema = `{
       "properties": {
         "enable": {"type": "boolean"},
         "port": {"type": "integer", "minimum": 1, "maximum": 65535}
+      }
+    },
+    "networkPolicy": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "enable": {"type": "boolean"},
+        "metricsFrom": {"type": "array", "items": {"$ref": "#/definitions/networkPolicyPeer"}},
+        "apiFrom": {"type": "array", "items": {"$ref": "#/definitions/networkPolicyPeer"}}
       }
     }
   }

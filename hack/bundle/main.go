@@ -94,7 +94,7 @@ type parts struct {
 	grants      []grant
 	samples     []*unstructured.Unstructured
 	scorecard   *unstructured.Unstructured
-	others      []*unstructured.Unstructured // shipped as manifests (Services, unbound roles)
+	others      []*unstructured.Unstructured // shipped as manifests (Services, NetworkPolicies, unbound roles)
 }
 
 func classify(objects []*unstructured.Unstructured) (*parts, error) {
@@ -143,7 +143,7 @@ func classify(objects []*unstructured.Unstructured) (*parts, error) {
 			if !bound[kind+"/"+u.GetName()] {
 				b.others = append(b.others, u)
 			}
-		case kind == kindService || kind == "ConfigMap":
+		case kind == kindService || kind == "ConfigMap" || kind == kindNetworkPolicy:
 			b.others = append(b.others, u)
 		}
 		// Namespaces and ServiceAccounts are OLM's to make; bindings and the Deployment

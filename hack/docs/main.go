@@ -1,10 +1,12 @@
 // Command docs checks the repository's Markdown as a newcomer follows it: every relative
 // link reaches a file (and a heading, when it names one), every `make <target>` in a code
 // span is a target of the Makefile, and every repository path in a code span exists. It also
-// writes the API reference, docs/api/, from the operators' CRDs and API packages.
+// writes the API reference, docs/api/, from the operators' CRDs and API packages, and the
+// OpenAPI document each operator's REST API serves, docs/api/openapi/<operator>.json.
 //
 //	docs check [root]
 //	docs api [root]
+//	docs openapi [root]
 //	docs plot TITLE FIGURES.tsv OUT.svg    a benchmark's figures as bars, a panel per metric
 package main
 
@@ -25,16 +27,16 @@ func main() {
 		}
 		return
 	}
-	if len(os.Args) < 2 || (os.Args[1] != "check" && os.Args[1] != "api") {
-		fmt.Fprintln(os.Stderr, "usage: docs check|api [root] | docs plot TITLE FIGURES.tsv OUT.svg")
+	if len(os.Args) < 2 || !slices.Contains([]string{"check", "api", "openapi"}, os.Args[1]) {
+		fmt.Fprintln(os.Stderr, "usage: docs check|api|openapi [root] | docs plot TITLE FIGURES.tsv OUT.svg")
 		os.Exit(2)
 	}
 	root := "."
 	if len(os.Args) > 2 {
 		root = os.Args[2]
 	}
-	if os.Args[1] == "api" {
-		if err := WriteAPIReference(root); err != nil {
+	if write, ok := map[string]func(string) error{"api": WriteAPIReference, "openapi": WriteOpenAPIDocuments}[os.Args[1]]; ok {
+		if err := write(root); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

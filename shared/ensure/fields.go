@@ -40,29 +40,8 @@ func CopyManagedFields(desired, existing client.Object) (bool, error) {
 			return false, nil
 		}
 		e.Spec.MaxUnavailable, e.Spec.MinAvailable = d.Spec.MaxUnavailable, d.Spec.MinAvailable
-	case *appsv1.StatefulSet:
-		e := existing.(*appsv1.StatefulSet)
-		if derivative(d.Spec.Replicas, e.Spec.Replicas) && derivative(d.Spec.Template, e.Spec.Template) &&
-			clearableFieldsEqual(&d.Spec.Template, &e.Spec.Template) && eq(d.Spec.UpdateStrategy, e.Spec.UpdateStrategy) &&
-			eq(d.Spec.PersistentVolumeClaimRetentionPolicy, e.Spec.PersistentVolumeClaimRetentionPolicy) {
-			return false, nil
-		}
-		e.Spec.Replicas, e.Spec.Template, e.Spec.UpdateStrategy = d.Spec.Replicas, d.Spec.Template, d.Spec.UpdateStrategy
-		e.Spec.PersistentVolumeClaimRetentionPolicy = d.Spec.PersistentVolumeClaimRetentionPolicy
-	case *appsv1.Deployment:
-		e := existing.(*appsv1.Deployment)
-		if derivative(d.Spec.Replicas, e.Spec.Replicas) && derivative(d.Spec.Template, e.Spec.Template) &&
-			clearableFieldsEqual(&d.Spec.Template, &e.Spec.Template) {
-			return false, nil
-		}
-		e.Spec.Replicas, e.Spec.Template = d.Spec.Replicas, d.Spec.Template
-	case *appsv1.DaemonSet:
-		e := existing.(*appsv1.DaemonSet)
-		if derivative(d.Spec.Template, e.Spec.Template) && clearableFieldsEqual(&d.Spec.Template, &e.Spec.Template) &&
-			eq(d.Spec.Template.Spec.ImagePullSecrets, e.Spec.Template.Spec.ImagePullSecrets) {
-			return false, nil
-		}
-		e.Spec.Template = d.Spec.Template
+	case *appsv1.StatefulSet, *appsv1.Deployment, *appsv1.DaemonSet:
+		return copyWorkloadFields(desired, existing), nil
 	case *unstructured.Unstructured:
 		// An object of another operator's API (KMM's Module): its spec is the operator's, key
 		// by key at the top; defaults the API server adds further down are not a change.
@@ -73,6 +52,14 @@ func CopyManagedFields(desired, existing client.Object) (bool, error) {
 			return false, nil
 		}
 		e.Object["spec"] = d.Object["spec"]
+	case *networkingv1.NetworkPolicy:
+		// desired sets what the server defaults (policyTypes, each port's protocol): the
+		// spec is compared exactly, so a peer or port the spec dropped leaves the policy.
+		e := existing.(*networkingv1.NetworkPolicy)
+		if eq(d.Spec, e.Spec) {
+			return false, nil
+		}
+		e.Spec = d.Spec
 	case *networkingv1.Ingress:
 		e := existing.(*networkingv1.Ingress)
 		if derivative(d.Spec, e.Spec) && eq(d.Spec.Rules, e.Spec.Rules) {
@@ -83,6 +70,38 @@ func CopyManagedFields(desired, existing client.Object) (bool, error) {
 		return false, fmt.Errorf("ensure: no managed fields are known for %T", desired)
 	}
 	return true, nil
+}
+
+// copyWorkloadFields is CopyManagedFields for StatefulSets, Deployments and DaemonSets.
+func copyWorkloadFields(desired, existing client.Object) bool {
+	derivative := equality.Semantic.DeepDerivative
+	eq := equality.Semantic.DeepEqual
+	switch d := desired.(type) {
+	case *appsv1.StatefulSet:
+		e := existing.(*appsv1.StatefulSet)
+		if derivative(d.Spec.Replicas, e.Spec.Replicas) && derivative(d.Spec.Template, e.Spec.Template) &&
+			clearableFieldsEqual(&d.Spec.Template, &e.Spec.Template) && eq(d.Spec.UpdateStrategy, e.Spec.UpdateStrategy) &&
+			eq(d.Spec.PersistentVolumeClaimRetentionPolicy, e.Spec.PersistentVolumeClaimRetentionPolicy) {
+			return false
+		}
+		e.Spec.Replicas, e.Spec.Template, e.Spec.UpdateStrategy = d.Spec.Replicas, d.Spec.Template, d.Spec.UpdateStrategy
+		e.Spec.PersistentVolumeClaimRetentionPolicy = d.Spec.PersistentVolumeClaimRetentionPolicy
+	case *appsv1.Deployment:
+		e := existing.(*appsv1.Deployment)
+		if derivative(d.Spec.Replicas, e.Spec.Replicas) && derivative(d.Spec.Template, e.Spec.Template) &&
+			clearableFieldsEqual(&d.Spec.Template, &e.Spec.Template) {
+			return false
+		}
+		e.Spec.Replicas, e.Spec.Template = d.Spec.Replicas, d.Spec.Template
+	case *appsv1.DaemonSet:
+		e := existing.(*appsv1.DaemonSet)
+		if derivative(d.Spec.Template, e.Spec.Template) && clearableFieldsEqual(&d.Spec.Template, &e.Spec.Template) &&
+			eq(d.Spec.Template.Spec.ImagePullSecrets, e.Spec.Template.Spec.ImagePullSecrets) {
+			return false
+		}
+		e.Spec.Template = d.Spec.Template
+	}
+	return true
 }
 
 // clearableFieldsEqual compares the template fields a spec may set and later clear:

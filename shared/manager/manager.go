@@ -175,11 +175,18 @@ func addAPI(mgr ctrl.Manager, name string, o restapi.Options, crds fs.FS) error 
 	if !o.Enabled() {
 		return nil
 	}
-	server, err := restapi.NewServer(mgr.GetConfig(), crds, o, restapi.HandlerOptions{
-		Title: name + " REST API", Log: ctrl.Log.WithName("restapi"),
-	})
+	opts := APIOptions(name)
+	opts.Log = ctrl.Log.WithName("restapi")
+	server, err := restapi.NewServer(mgr.GetConfig(), crds, o, opts)
 	if err != nil {
 		return err
 	}
 	return mgr.Add(server)
+}
+
+// APIOptions are the REST API's settings in the manager of the operator named name: what
+// its OpenAPI document says of it. `make docs-api` writes the document with these, and each
+// operator's test compares that file with what the API serves.
+func APIOptions(name string) restapi.HandlerOptions {
+	return restapi.HandlerOptions{Title: name + " REST API"}
 }

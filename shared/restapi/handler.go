@@ -2,7 +2,6 @@ package restapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -69,11 +68,7 @@ func NewHandler(cfg *rest.Config, kinds []Kind, opts HandlerOptions) (*Handler, 
 	if err != nil {
 		return nil, err
 	}
-	doc, err := Document(opts.Title, opts.Version, kinds)
-	if err != nil {
-		return nil, err
-	}
-	document, err := json.Marshal(doc)
+	document, err := servedDocument(kinds, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ package main
 import (
 	"flag"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/operator-framework/operator-lib/proxy"
@@ -72,6 +73,22 @@ func newScheme() *runtime.Scheme {
 	return scheme
 }
 
+// serviceAccountNamespace is where a pod's service account token says its namespace is.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// managerNamespace is the namespace the manager's pod runs in: POD_NAMESPACE (config/manager
+// sets it from the downward API), else its service account's; empty outside a cluster.
+func managerNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	data, err := os.ReadFile(serviceAccountNamespace)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
 // setup adds the operator's controllers to mgr.
 func (o options) setup(mgr ctrl.Manager) error {
 	err := (&etcdcluster.Reconciler{
@@ -85,6 +102,8 @@ func (o options) setup(mgr ctrl.Manager) error {
 		RequestTimeout: o.requestTimeout,
 		ProxyEnv:       proxy.ReadProxyVarsFromEnv(),
 		OperatorImage:  os.Getenv("OPERATOR_IMAGE"),
+		// Members' NetworkPolicies let the manager's pods of this namespace in.
+		ManagerNamespace: managerNamespace(),
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return err

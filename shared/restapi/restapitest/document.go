@@ -2,15 +2,21 @@
 package restapitest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"k8s.io/client-go/rest"
 
+	"github.com/quintet-operators/quintet/shared/manager"
 	"github.com/quintet-operators/quintet/shared/restapi"
 )
 
@@ -48,8 +54,8 @@ func ExpectKinds(t testing.TB, crds fs.FS, plurals ...string) {
 	const prefix = "/api/v1/namespaces/{namespace}/"
 	var served []string
 	for path := range doc.Paths.Map() {
-		if rest, ok := strings.CutPrefix(path, prefix); ok && !strings.Contains(rest, "/") {
-			served = append(served, rest)
+		if plural, ok := strings.CutPrefix(path, prefix); ok && !strings.Contains(plural, "/") {
+			served = append(served, plural)
 		}
 	}
 	slices.Sort(served)
@@ -63,5 +69,38 @@ func ExpectKinds(t testing.TB, crds fs.FS, plurals ...string) {
 			item.Get == nil || item.Put == nil || item.Patch == nil || item.Delete == nil {
 			t.Errorf("%s lacks an operation", plural)
 		}
+	}
+}
+
+// ExpectServedDocument fails t unless the file at path (docs/api/openapi/<operator>.json,
+// written by `make docs-api`) holds, indented, exactly the document the operator's REST API
+// serves at /api/v1/openapi.json: a Handler for crds, with the options the manager builds it
+// with (manager.APIOptions), asked over HTTP.
+func ExpectServedDocument(t testing.TB, crds fs.FS, operator, path string) {
+	t.Helper()
+	kinds, err := restapi.KindsFromCRDs(crds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := restapi.NewHandler(&rest.Config{Host: "https://127.0.0.1:1"}, kinds, manager.APIOptions(operator))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /api/v1/openapi.json: %d %s", rec.Code, rec.Body)
+	}
+	var served bytes.Buffer
+	if err := json.Indent(&served, rec.Body.Bytes(), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	served.WriteByte('\n')
+	committed, err := os.ReadFile(path) //nolint:gosec // a path of the repository the test names
+	if err != nil {
+		t.Fatalf("%v: run make docs-api", err)
+	}
+	if !bytes.Equal(committed, served.Bytes()) {
+		t.Fatalf("%s is not the document the REST API serves: run make docs-api and commit the result", path)
 	}
 }

@@ -106,6 +106,11 @@ const (
 	ScopeClusterWide = "clusterwide"
 )
 
+// BackupLabel names, on a backup Job and its pod, the EtcdBackup it runs for: the members'
+// NetworkPolicy lets these pods (the operator's, app.kubernetes.io/managed-by) reach the
+// client port.
+const BackupLabel = "etcd.database.coreos.com/backup"
+
 // How the operator starts each member: a member pod waits behind StartGate until the
 // operator has decided, from the membership it just read or changed, how it joins; it
 // writes that on the pod (the annotations below, read by etcd as environment variables)

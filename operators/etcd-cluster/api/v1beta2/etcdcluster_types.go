@@ -2,6 +2,7 @@ package v1beta2
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -85,7 +86,70 @@ type EtcdClusterSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Defragmentation *DefragmentationPolicy `json:"defragmentation,omitempty"`
+
+	// clientAccess is who may connect to the members' client port (2379), through the
+	// NetworkPolicy the operator gives the members (see networkPolicy). By default every pod
+	// of the cluster's namespace may. The operator's own manager and backup Jobs, and the
+	// members themselves, may whatever this says.
+	// +kubebuilder:default={}
+	// +optional
+	ClientAccess *ClientAccess `json:"clientAccess,omitempty"`
+
+	// networkPolicy says whether the operator gives the members a NetworkPolicy, named
+	// <cluster>-members: Managed (the default) makes and keeps it; it lets only the cluster's
+	// own pods reach the peer port (2380), and what clientAccess allows reach the client port.
+	// None makes none, and deletes the one the operator made: for a namespace whose policies
+	// are written by someone else (a platform team, a policy engine that refuses others'),
+	// where the operator's would be refused or in the way. A network that does not enforce
+	// NetworkPolicy ignores the object: None is not needed there.
+	// +kubebuilder:validation:Enum=Managed;None
+	// +kubebuilder:default=Managed
+	// +optional
+	NetworkPolicy NetworkPolicyMode `json:"networkPolicy,omitempty"`
 }
+
+// NetworkPolicyMode says whether the operator manages the members' NetworkPolicy.
+type NetworkPolicyMode string
+
+// The modes of spec.networkPolicy.
+const (
+	NetworkPolicyManaged NetworkPolicyMode = "Managed"
+	NetworkPolicyNone    NetworkPolicyMode = "None"
+)
+
+// ClientAccess is who may connect to the members' client port.
+// +kubebuilder:validation:XValidation:rule="!has(self.allow) || self.allow != 'Selected' || has(self.from)",message="clientAccess.from is required with allow: Selected: list the pods, namespaces or addresses that may connect to the client port"
+// +kubebuilder:validation:XValidation:rule="!has(self.from) || (has(self.allow) && self.allow == 'Selected')",message="clientAccess.from is only read with allow: Selected; set allow: Selected to use it (add podSelector: {} to keep the cluster's namespace)"
+type ClientAccess struct {
+	// allow is who may connect: Namespace (the default), every pod of the cluster's
+	// namespace; Selected, only the peers in from; All, anything the network lets reach the
+	// pods (other namespaces, and addresses outside the cluster through a LoadBalancer,
+	// NodePort or routable pod IPs).
+	// +kubebuilder:validation:Enum=Namespace;Selected;All
+	// +kubebuilder:default=Namespace
+	// +optional
+	Allow ClientAccessAllow `json:"allow,omitempty"`
+
+	// from are the peers that may connect with allow: Selected, as in a NetworkPolicy's
+	// ingress rule (a peer is a podSelector, a namespaceSelector, both, or an ipBlock;
+	// podSelector: {} is every pod of the cluster's namespace). Required with Selected,
+	// refused otherwise.
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	From []networkingv1.NetworkPolicyPeer `json:"from,omitempty"`
+}
+
+// ClientAccessAllow is who may connect to the client port.
+type ClientAccessAllow string
+
+// Who may connect to the client port.
+const (
+	ClientAccessNamespace ClientAccessAllow = "Namespace"
+	ClientAccessSelected  ClientAccessAllow = "Selected"
+	ClientAccessAll       ClientAccessAllow = "All"
+)
 
 // DefragmentationPolicy is when members are defragmented.
 type DefragmentationPolicy struct {

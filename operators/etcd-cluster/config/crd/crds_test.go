@@ -16,6 +16,12 @@ func TestTheRESTAPIServesEveryKind(t *testing.T) {
 	restapitest.ExpectKinds(t, crd.Bases, "etcdbackups", "etcdclusters", "etcdrestores")
 }
 
+// The committed OpenAPI document (make docs-api) is the one the REST API serves: the same
+// CRDs, the options the manager gives the API ("etcd-cluster", as cmd/main.go names the manager).
+func TestTheCommittedOpenAPIDocumentIsTheServedOne(t *testing.T) {
+	restapitest.ExpectServedDocument(t, crd.Bases, "etcd-cluster", "../../../../docs/api/openapi/etcd-cluster.json")
+}
+
 // Every list of CEL rules holds each rule once: the API server's server-side apply (kubectl
 // apply --server-side, OLM, Helm) refuses a CRD whose x-kubernetes-validations repeat a rule,
 // as they would where a struct inlines another with rules of its own.

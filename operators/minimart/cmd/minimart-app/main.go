@@ -10,10 +10,12 @@ import (
 	"flag"
 	"fmt"
 	"html/template"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -52,11 +54,29 @@ func storeFromEnv(getenv func(string) string) (store, error) {
 	return s, nil
 }
 
-// handler serves the page on / and a health check on /healthz.
-func handler(s store) http.Handler {
+// handler serves the page on /, liveness on /healthz and readiness on /readyz, which differ
+// on purpose: /healthz says only that the process answers (a restart would not help
+// otherwise), /readyz also that the page renders and that fewer than maxInFlight pages are
+// being served, so that an overloaded store leaves the Service's endpoints until it catches
+// up instead of being restarted.
+func handler(s store, maxInFlight int64) http.Handler {
+	var inFlight atomic.Int64
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if n := inFlight.Load(); n >= maxInFlight {
+			http.Error(w, fmt.Sprintf("overloaded: %d pages in flight, at most %d", n, maxInFlight), http.StatusServiceUnavailable)
+			return
+		}
+		if err := page.Execute(io.Discard, s); err != nil {
+			http.Error(w, "the page does not render: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		inFlight.Add(1)
+		defer inFlight.Add(-1)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		if err := page.Execute(w, s); err != nil {
 			slog.Error("Rendering the page", "error", err)
@@ -67,13 +87,14 @@ func handler(s store) http.Handler {
 
 func main() {
 	listen := flag.String("listen", ":8080", "Address to serve the page on.")
+	maxInFlight := flag.Int64("max-in-flight", 64, "Pages served at once above which /readyz reports the store overloaded.")
 	flag.Parse()
 	s, err := storeFromEnv(os.Getenv)
 	if err != nil {
 		slog.Error("Bad configuration", "error", err)
 		os.Exit(2)
 	}
-	server := &http.Server{Addr: *listen, Handler: handler(s), ReadHeaderTimeout: 5 * time.Second}
+	server := &http.Server{Addr: *listen, Handler: handler(s, *maxInFlight), ReadHeaderTimeout: 5 * time.Second}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	go func() {

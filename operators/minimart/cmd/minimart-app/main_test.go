@@ -17,7 +17,7 @@ func TestThePageListsTheStoreAndItsProducts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server := httptest.NewServer(handler(s))
+	server := httptest.NewServer(handler(s, 64))
 	defer server.Close()
 
 	body := get(t, server.URL+"/", http.StatusOK)
@@ -27,7 +27,19 @@ func TestThePageListsTheStoreAndItsProducts(t *testing.T) {
 		}
 	}
 	get(t, server.URL+"/healthz", http.StatusOK)
+	get(t, server.URL+"/readyz", http.StatusOK)
 	get(t, server.URL+"/elsewhere", http.StatusNotFound)
+}
+
+// An overloaded store is taken out of rotation (readiness fails) but not restarted (liveness
+// passes).
+func TestAnOverloadedStoreIsUnreadyButAlive(t *testing.T) {
+	server := httptest.NewServer(handler(store{Name: "Busy"}, 0))
+	defer server.Close()
+	if body := get(t, server.URL+"/readyz", http.StatusServiceUnavailable); !strings.Contains(body, "overloaded: 0 pages in flight, at most 0") {
+		t.Errorf("/readyz says %q", body)
+	}
+	get(t, server.URL+"/healthz", http.StatusOK)
 }
 
 func TestAnEmptyStoreSaysSo(t *testing.T) {

@@ -11,3 +11,9 @@ import (
 func TestTheRESTAPIServesEveryKind(t *testing.T) {
 	restapitest.ExpectKinds(t, crd.Bases, "ptemplates")
 }
+
+// The committed OpenAPI document (make docs-api) is the one the REST API serves: the same
+// CRDs, the options the manager gives the API ("ptemplate-device", as cmd/main.go names the manager).
+func TestTheCommittedOpenAPIDocumentIsTheServedOne(t *testing.T) {
+	restapitest.ExpectServedDocument(t, crd.Bases, "ptemplate-device", "../../../../docs/api/openapi/ptemplate-device.json")
+}

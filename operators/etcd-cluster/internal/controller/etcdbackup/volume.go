@@ -23,7 +23,7 @@ import (
 )
 
 // BackupLabel names, on a backup Job and its pod, the EtcdBackup it runs for.
-const BackupLabel = "etcd.database.coreos.com/backup"
+const BackupLabel = v1beta2.BackupLabel
 
 const (
 	// jobPoll is how often a running backup Job is looked at, besides its own events.

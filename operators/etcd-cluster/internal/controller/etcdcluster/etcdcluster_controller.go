@@ -1,5 +1,5 @@
-// Package etcdcluster reconciles EtcdClusters: the Services, PodDisruptionBudget and
-// StatefulSet of a cluster, and its membership, changed through etcd's cluster API one
+// Package etcdcluster reconciles EtcdClusters: the Services, PodDisruptionBudget,
+// NetworkPolicy and StatefulSet of a cluster, and its membership, changed through etcd's cluster API one
 // member at a time by the membership engine.
 package etcdcluster
 
@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -66,6 +67,10 @@ type Reconciler struct {
 	// OperatorImage is the manager's own image: the first member of a cluster with
 	// spec.restore runs it to restore the snapshot (manager restore-member).
 	OperatorImage string
+	// ManagerNamespace is the namespace the manager runs in: members' NetworkPolicies let its
+	// pods (ManagerPodLabels) there reach the client port. Empty when the manager runs outside
+	// the cluster; it then reaches members from a node.
+	ManagerNamespace string
 
 	// CertManager watches the Certificates clusters own once cert-manager is installed.
 	CertManager *optionalkind.Watch
@@ -79,6 +84,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=pods;persistentvolumeclaims,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -184,6 +190,9 @@ func (r *Reconciler) reconcileMembers(ctx context.Context, c *v1beta2.EtcdCluste
 			return membership.Step{}, membership.Report{}, err
 		}
 	}
+	if err := r.reconcileNetworkPolicy(ctx, c); err != nil {
+		return membership.Step{}, membership.Report{}, err
+	}
 	step, report, err := engine.Reconcile(ctx, int(c.Spec.Size))
 	if err != nil {
 		return step, report, err
@@ -275,6 +284,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Owns(&batchv1.Job{}). // the Job that restores a first member from a volume
 		// A member pod made behind its gate waits for a pass to start it; a Secret cert-manager
 		// writes (labelled for the cluster, not owned by it) holds renewed certificates.
@@ -293,4 +303,4 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // etcd_cluster (every object the operator makes, and the claims of its StatefulSets), so
 // its memory follows the etcd clusters, not every Pod, claim or Service in the cluster.
 var CacheOptions = labelled.CacheOnly(labelled.Exists(v1beta2.ClusterLabel), &corev1.Pod{}, &corev1.PersistentVolumeClaim{},
-	&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &corev1.Secret{})
+	&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &corev1.Secret{})

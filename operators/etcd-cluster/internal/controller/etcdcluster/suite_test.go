@@ -43,6 +43,9 @@ var (
 // testOperatorImage is the image the managers say they run.
 const testOperatorImage = "registry.example/quintet/etcd-cluster:test"
 
+// testManagerNamespace is where the managers say they run: members' policies let them in.
+const testManagerNamespace = "etcd-cluster-system"
+
 // fieldOwners are the field managers of the two managers, as cmd/main.go names them.
 var fieldOwners = map[bool]string{false: "etcd-cluster", true: "etcd-cluster-clusterwide"}
 
@@ -84,7 +87,7 @@ func runSuite(m *testing.M) int {
 		}, FieldOwner: fieldOwners[clusterWide], EventSource: "etcd-test"})
 		must(err)
 		r := &Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events, ClusterWide: clusterWide,
-			Addresses: testAddresses, OperatorImage: testOperatorImage}
+			Addresses: testAddresses, OperatorImage: testOperatorImage, ManagerNamespace: testManagerNamespace}
 		must(r.SetupWithManager(mgr))
 		if !clusterWide {
 			reconciler, cached, writes, events, logs = r, mgr.GetCache(), mgr.Writes, mgr.Events, mgr.Logs

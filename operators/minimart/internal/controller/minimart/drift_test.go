@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -40,6 +41,18 @@ spec:
         image: minimart-app:v1
         resources:
           requests: {cpu: 5m}
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: shop
+spec:
+  podSelector:
+    matchLabels: {app: shop}
+  policyTypes: [Ingress, Egress]
+  ingress:
+  - ports:
+    - {port: http, protocol: TCP}
 `
 
 // live are the manifest's objects as the API server returns them: defaults filled in, a
@@ -62,7 +75,19 @@ func live() map[objectKey]client.Object {
 		}}},
 		Status: appsv1.DeploymentStatus{ReadyReplicas: 2},
 	}
-	return map[objectKey]client.Object{{"Service", "shop"}: svc, {"Deployment", "shop"}: d}
+	http := intstr.FromString("http")
+	np := &networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: metav1.ObjectMeta{Name: "shop", Generation: 1},
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "shop"}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{Ports: []networkingv1.NetworkPolicyPort{{
+				Port: &http, Protocol: ptr.To(corev1.ProtocolTCP),
+			}}}},
+		},
+	}
+	return map[objectKey]client.Object{{"Service", "shop"}: svc, {"Deployment", "shop"}: d, {"NetworkPolicy", "shop"}: np}
 }
 
 func TestDrift(t *testing.T) {
@@ -70,8 +95,8 @@ func TestDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(objects) != 2 {
-		t.Fatalf("%d objects in the manifest, want 2", len(objects))
+	if len(objects) != 3 {
+		t.Fatalf("%d objects in the manifest, want 3", len(objects))
 	}
 	cases := []struct {
 		name string
@@ -96,6 +121,19 @@ func TestDrift(t *testing.T) {
 		{"Service type changed", func(l map[objectKey]client.Object) {
 			l[objectKey{"Service", "shop"}].(*corev1.Service).Spec.Type = corev1.ServiceTypeClusterIP
 		}, []objectKey{{"Service", "shop"}}},
+		{"NetworkPolicy deleted", func(l map[objectKey]client.Object) { delete(l, objectKey{"NetworkPolicy", "shop"}) }, []objectKey{{"NetworkPolicy", "shop"}}},
+		{"a source added to the NetworkPolicy's rule: a field the chart does not set", func(l map[objectKey]client.Object) {
+			np := l[objectKey{"NetworkPolicy", "shop"}].(*networkingv1.NetworkPolicy)
+			np.Spec.Ingress[0].From = []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/8"}}}
+		}, nil},
+		{"a port added to the NetworkPolicy's rule", func(l map[objectKey]client.Object) {
+			np := l[objectKey{"NetworkPolicy", "shop"}].(*networkingv1.NetworkPolicy)
+			np.Spec.Ingress[0].Ports = append(np.Spec.Ingress[0].Ports, networkingv1.NetworkPolicyPort{Port: ptr.To(intstr.FromInt32(22))})
+		}, []objectKey{{"NetworkPolicy", "shop"}}},
+		{"the NetworkPolicy's Egress type removed", func(l map[objectKey]client.Object) {
+			np := l[objectKey{"NetworkPolicy", "shop"}].(*networkingv1.NetworkPolicy)
+			np.Spec.PolicyTypes = []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}
+		}, []objectKey{{"NetworkPolicy", "shop"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

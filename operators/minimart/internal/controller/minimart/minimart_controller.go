@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -45,6 +46,14 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=charts.samutup.com,resources=minimarts/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;patch;delete
+// The chart's NetworkPolicy: Helm's kube client gets, creates, patches (its three-way merge;
+// it replaces objects only with --force, never set here) and deletes it; the cache lists and
+// watches it.
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
+
+// Helm's release storage (driver.Secrets, sh.helm.release.v1.<release>.v<N> in the release's
+// namespace) gets, lists (history is a label query), creates, updates and deletes Secrets; it
+// never watches or patches them, and the cache holds none.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -220,15 +229,15 @@ func (r *Reconciler) restoreDrift(ctx context.Context, m *v1alpha1.Minimart, rel
 	return nil
 }
 
-// releaseObjects are the Deployments and Services of m's release, as the cache has them.
+// releaseObjects are the Deployments, Services and NetworkPolicies of m's release, as the
+// cache has them.
 func (r *Reconciler) releaseObjects(ctx context.Context, m *v1alpha1.Minimart) (map[objectKey]client.Object, error) {
 	mine := []client.ListOption{client.InNamespace(m.Namespace), client.MatchingLabels{v1alpha1.MinimartLabel: m.Name}}
-	deployments, services := &appsv1.DeploymentList{}, &corev1.ServiceList{}
-	if err := r.List(ctx, deployments, mine...); err != nil {
-		return nil, err
-	}
-	if err := r.List(ctx, services, mine...); err != nil {
-		return nil, err
+	deployments, services, policies := &appsv1.DeploymentList{}, &corev1.ServiceList{}, &networkingv1.NetworkPolicyList{}
+	for _, list := range []client.ObjectList{deployments, services, policies} {
+		if err := r.List(ctx, list, mine...); err != nil {
+			return nil, err
+		}
 	}
 	live := map[objectKey]client.Object{}
 	for i := range deployments.Items {
@@ -240,6 +249,11 @@ func (r *Reconciler) releaseObjects(ctx context.Context, m *v1alpha1.Minimart) (
 		s := &services.Items[i]
 		s.APIVersion, s.Kind = "v1", "Service"
 		live[objectKey{"Service", s.Name}] = s
+	}
+	for i := range policies.Items {
+		p := &policies.Items[i]
+		p.APIVersion, p.Kind = "networking.k8s.io/v1", "NetworkPolicy"
+		live[objectKey{"NetworkPolicy", p.Name}] = p
 	}
 	return live, nil
 }
@@ -273,6 +287,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.Minimart{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		Named("minimart").
 		Complete(r)
 }

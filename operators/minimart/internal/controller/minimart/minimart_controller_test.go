@@ -11,7 +11,9 @@ import (
 	helmtime "helm.sh/helm/v3/pkg/time"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -117,10 +119,11 @@ func TestAMinimartIsAHelmReleaseReadyWhenItsDeploymentIsAvailable(t *testing.T) 
 
 	// The chart's objects are controlled by the Minimart and labelled for it.
 	m := get(g, ns, "shop")
-	d, svc := &appsv1.Deployment{}, &corev1.Service{}
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, d)).To(Succeed())
-	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, svc)).To(Succeed())
-	for _, obj := range []client.Object{d, svc} {
+	d, svc, np := &appsv1.Deployment{}, &corev1.Service{}, &networkingv1.NetworkPolicy{}
+	for _, obj := range []client.Object{d, svc, np} {
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "shop"}, obj)).To(Succeed())
+	}
+	for _, obj := range []client.Object{d, svc, np} {
 		g.Expect(metav1.IsControlledBy(obj, m)).To(BeTrue(), obj.GetName())
 		g.Expect(obj.GetLabels()).To(HaveKeyWithValue(v1alpha1.MinimartLabel, "shop"))
 		g.Expect(obj.GetLabels()).To(HaveKeyWithValue("app.kubernetes.io/managed-by", "Helm"))
@@ -128,6 +131,15 @@ func TestAMinimartIsAHelmReleaseReadyWhenItsDeploymentIsAvailable(t *testing.T) 
 	g.Expect(svc.Spec.Type).To(Equal(corev1.ServiceTypeNodePort))
 	g.Expect(svc.Spec.Ports[0].Port).To(Equal(int32(80)))
 	g.Expect(d.Spec.Template.Spec.Containers[0].Env).To(ContainElement(corev1.EnvVar{Name: "PRODUCTS", Value: `[{"name":"apples","price":"3.50"}]`}))
+	// The NetworkPolicy selects the store's pods and lets in only their http port.
+	g.Expect(np.Spec.PodSelector.MatchLabels).To(Equal(d.Spec.Selector.MatchLabels))
+	g.Expect(np.Spec.PolicyTypes).To(ConsistOf(networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress))
+	g.Expect(np.Spec.Egress).To(BeEmpty())
+	g.Expect(np.Spec.Ingress).To(HaveLen(1))
+	g.Expect(np.Spec.Ingress[0].From).To(BeEmpty())
+	g.Expect(np.Spec.Ingress[0].Ports).To(HaveLen(1))
+	g.Expect(np.Spec.Ingress[0].Ports[0].Port.String()).To(Equal("http"))
+	g.Expect(*np.Spec.Ingress[0].Ports[0].Protocol).To(Equal(corev1.ProtocolTCP))
 
 	// Ready once the Deployment is available.
 	m = waitReady(t, ns, "shop")
@@ -223,8 +235,25 @@ func TestADeletedOrEditedObjectIsRestoredWithoutARevision(t *testing.T) {
 		g.Expect(*d.Spec.Replicas).To(Equal(int32(2)))
 	}, timeout, tick).Should(Succeed())
 
+	np := &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "drift"}}
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(np), np)).To(Succeed())
+	oldUID = np.UID
+	g.Expect(env.Client.Delete(ctx, np)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(np), np)).To(Succeed())
+		g.Expect(np.UID).NotTo(Equal(oldUID))
+	}, timeout, tick).Should(Succeed())
+
+	// A port opened by hand is closed again.
+	np.Spec.Ingress[0].Ports = append(np.Spec.Ingress[0].Ports, networkingv1.NetworkPolicyPort{Port: ptr.To(intstr.FromInt32(22))})
+	g.Expect(env.Client.Update(ctx, np)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(np), np)).To(Succeed())
+		g.Expect(np.Spec.Ingress[0].Ports).To(HaveLen(1))
+	}, timeout, tick).Should(Succeed())
+
 	g.Expect(history(g, ns, "drift")).To(HaveLen(1), "restoring made a revision")
-	g.Expect(events.Emitted(get(g, ns, "drift"), v1alpha1.ReasonDriftRestored)).To(BeNumerically(">=", 2))
+	g.Expect(events.Emitted(get(g, ns, "drift"), v1alpha1.ReasonDriftRestored)).To(BeNumerically(">=", 4))
 	waitReady(t, ns, "drift")
 }
 
