@@ -9,7 +9,9 @@ import (
 // kwokNode is a Node that kwok manages: labelled like a worker, without taints, so that
 // ordinary workloads land on it and turn Running without containers.
 func kwokNode(name string) map[string]any {
-	resources := map[string]string{"cpu": "32", "memory": "256Gi", "pods": "110"}
+	// As a kubelet reports them, ephemeral-storage included: pods that request it (every
+	// manager does) schedule here as on a real node.
+	resources := map[string]string{"cpu": "32", "memory": "256Gi", "ephemeral-storage": "200Gi", "pods": "110"}
 	return map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Node",
