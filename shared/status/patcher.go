@@ -26,6 +26,7 @@ type Patcher struct {
 	recorder    recorder.EventRecorder
 	transitions *conditions.Transitions
 	types       []string
+	kind        string // WithConditionMetrics
 }
 
 // Option adds to what a Patcher does.
@@ -47,12 +48,16 @@ func NewPatcher(obj client.Object, opts ...Option) *Patcher {
 	return p
 }
 
-// Patch records the Events of the conditions that transitioned (WithEvents), then sends a
+// Patch records the Events of the conditions that transitioned (WithEvents) and exports the
+// conditions (WithConditionMetrics), then sends a
 // JSON merge patch of obj's status against the snapshot, with a log line as every write of
 // a reconciler has. It makes no request (and logs nothing) when the status is unchanged, and
 // ignores an object deleted in the meantime.
 func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object) error {
 	p.recordTransitions(obj)
+	if o, ok := obj.(conditions.Object); ok && p.kind != "" {
+		recordConditions(p.kind, o)
+	}
 	patch := client.MergeFrom(p.before)
 	changed, err := statusChanged(patch, obj)
 	if err != nil || !changed {

@@ -59,13 +59,16 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
 	b := &v1beta2.EtcdBackup{}
 	if err := r.Get(ctx, req.NamespacedName, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			status.ForgetConditions("EtcdBackup", req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !scope.Manages(b, r.ClusterWide) || !b.DeletionTimestamp.IsZero() {
 		// Another operator's, or going away: its backups stay in the store.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(b)
+	patcher := status.NewPatcher(b, status.WithConditionMetrics("EtcdBackup"))
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, b)}) }()
 	return r.reconcileNormal(ctx, b, time.Now())
 }

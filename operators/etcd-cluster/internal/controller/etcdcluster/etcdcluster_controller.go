@@ -98,6 +98,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Get(ctx, req.NamespacedName, c); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.transitions.Forget(req.Namespace, req.Name)
+			status.ForgetConditions("EtcdCluster", req.NamespacedName)
+			forgetClusterMetrics(req.NamespacedName)
 			r.Outages.Forget(req.String())
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -106,8 +108,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// Another operator's cluster, or one going away with everything it owns.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(c, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1beta2.CertificateExpiringCondition))
-	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, c)}) }()
+	patcher := status.NewPatcher(c, status.WithConditionMetrics("EtcdCluster"),
+		status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1beta2.CertificateExpiringCondition))
+	defer func() {
+		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, c)})
+		recordClusterMetrics(c)
+	}()
 	return r.reconcileNormal(ctx, c)
 }
 

@@ -45,13 +45,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Get(ctx, req.NamespacedName, er); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.transitions.Forget(req.Namespace, req.Name)
+			status.ForgetConditions("EtcdRestore", req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !scope.Manages(er, r.ClusterWide) || !er.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // another operator's, or going away: its cluster stays
 	}
-	patcher := status.NewPatcher(er, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
+	patcher := status.NewPatcher(er, status.WithConditionMetrics("EtcdRestore"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, er)}) }()
 	c, err := r.reconcileCluster(ctx, er)
 	if err != nil {

@@ -47,6 +47,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			r.expectations.forget(req.String())
 			r.backoff.forget(req.String())
 			r.transitions.Forget(req.Namespace, req.Name)
+			status.ForgetConditions("Gordon", req.NamespacedName)
 			forgetPodMetrics(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -55,7 +56,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// The pods go with the Gordon through their owner references: nothing to clean up.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(g, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
+	patcher := status.NewPatcher(g, status.WithConditionMetrics("Gordon"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, g)}) }()
 	return r.reconcileNormal(ctx, g)
 }

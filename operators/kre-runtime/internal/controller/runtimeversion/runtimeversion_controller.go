@@ -54,13 +54,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Get(ctx, req.NamespacedName, rv); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.transitions.Forget(req.Namespace, req.Name)
+			status.ForgetConditions("RuntimeVersion", req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !rv.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // its Deployments and Service go with it (owner references)
 	}
-	patcher := status.NewPatcher(rv, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
+	patcher := status.NewPatcher(rv, status.WithConditionMetrics("RuntimeVersion"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, rv)}) }()
 	return r.reconcileNormal(ctx, rv)
 }

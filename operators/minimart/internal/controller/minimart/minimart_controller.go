@@ -63,6 +63,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Get(ctx, req.NamespacedName, m); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			r.transitions.Forget(req.Namespace, req.Name)
+			status.ForgetConditions("Minimart", req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -72,7 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.addFinalizer(ctx, m); err != nil {
 		return ctrl.Result{}, err
 	}
-	patcher := status.NewPatcher(m, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
+	patcher := status.NewPatcher(m, status.WithConditionMetrics("Minimart"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, m)}) }()
 	return r.reconcileNormal(ctx, m)
 }

@@ -1,0 +1,86 @@
+package status
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/quintet-operators/quintet/shared/conditions"
+)
+
+// conditionStatuses are the values a condition's status takes; each has a series.
+var conditionStatuses = []string{"True", "False", "Unknown"}
+
+// conditionGauge says every condition of every object the operators reconcile, as
+// kube-state-metrics says a pod's: 1 on the series of its current status, 0 on the other two,
+// so that `quintet_resource_condition{type="Ready",status="True"} == 0` finds what is not
+// Ready. Its labels are bounded: the object, the condition type, three statuses.
+var conditionGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	Name: "quintet_resource_condition",
+	Help: "A condition of a custom resource: 1 for its current status (True, False or Unknown), 0 for the other two.",
+}, []string{"kind", "namespace", "name", "type", "status"})
+
+func init() { ctrlmetrics.Registry.MustRegister(conditionGauge) }
+
+// recorded are the condition types each object has series of, so that a type an object no
+// longer has loses its series (without a moment in which a scrape sees none of the others).
+var recorded = struct {
+	sync.Mutex
+	types map[conditionKey][]string
+}{types: map[conditionKey][]string{}}
+
+type conditionKey struct {
+	kind string
+	types.NamespacedName
+}
+
+// WithConditionMetrics exports obj's conditions as quintet_resource_condition{kind=kind}
+// whenever Patch runs (every pass, changed or not). A controller calls ForgetConditions when
+// the object is gone.
+func WithConditionMetrics(kind string) Option {
+	return func(p *Patcher) { p.kind = kind }
+}
+
+// recordConditions sets the series of obj's conditions, and drops those of types it lost.
+func recordConditions(kind string, obj conditions.Object) {
+	key := conditionKey{kind, types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
+	now := make([]string, 0, len(obj.GetConditions()))
+	for _, c := range obj.GetConditions() {
+		now = append(now, c.Type)
+		for _, s := range conditionStatuses {
+			value := 0.0
+			if string(c.Status) == s {
+				value = 1
+			}
+			conditionGauge.WithLabelValues(kind, key.Namespace, key.Name, c.Type, s).Set(value)
+		}
+	}
+	recorded.Lock()
+	defer recorded.Unlock()
+	for _, t := range recorded.types[key] {
+		if !slices.Contains(now, t) {
+			deleteSeries(key, t)
+		}
+	}
+	recorded.types[key] = now
+}
+
+// ForgetConditions drops the series of an object that is gone (its Get found nothing).
+func ForgetConditions(kind string, name types.NamespacedName) {
+	key := conditionKey{kind, name}
+	recorded.Lock()
+	defer recorded.Unlock()
+	for _, t := range recorded.types[key] {
+		deleteSeries(key, t)
+	}
+	delete(recorded.types, key)
+}
+
+func deleteSeries(key conditionKey, conditionType string) {
+	for _, s := range conditionStatuses {
+		conditionGauge.DeleteLabelValues(key.kind, key.Namespace, key.Name, conditionType, s)
+	}
+}
