@@ -5,13 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/quintet-operators/quintet/shared/internal/testkind"
+	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
 // A pass's Patch exports the object's conditions, 1 on the current status and 0 on the two
@@ -52,21 +51,13 @@ func TestPatchExportsConditionsAndForgetDropsThem(t *testing.T) {
 // seriesOf lists the condition series of kind, as type/status.
 func seriesOf(t *testing.T, kind string) []string {
 	t.Helper()
-	ch := make(chan prometheus.Metric)
-	go func() { conditionGauge.Collect(ch); close(ch) }()
-	var out []string
-	for m := range ch {
-		var d dto.Metric
-		if err := m.Write(&d); err != nil {
-			t.Fatal(err)
-		}
-		labels := map[string]string{}
-		for _, l := range d.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		if labels["kind"] == kind {
-			out = append(out, labels["type"]+"/"+labels["status"])
-		}
+	series, err := testenv.Series("quintet_resource_condition", map[string]string{"kind": kind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, 0, len(series))
+	for _, s := range series {
+		out = append(out, s.Labels["type"]+"/"+s.Labels["status"])
 	}
 	return out
 }

@@ -6,13 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
 func metricsCluster(members ...v1beta2.MemberStatus) *v1beta2.EtcdCluster {
@@ -86,34 +85,22 @@ func TestRecordedClusterMetricsFollowTheStatus(t *testing.T) {
 	}
 	c.Status.Members = c.Status.Members[:1]
 	recordClusterMetrics(c)
-	if n := seriesOfTheCluster(t, memberDBSize); n != 1 {
+	if n := seriesOfTheCluster(t, "quintet_etcd_member_db_size_bytes"); n != 1 {
 		t.Errorf("after m-1 left: %d db size series, want m-0's alone", n)
 	}
 	forgetClusterMetrics(types.NamespacedName{Namespace: "ns", Name: "metrics"})
-	if n := seriesOfTheCluster(t, memberDBSize) + seriesOfTheCluster(t, clusterMembers); n != 0 {
+	if n := seriesOfTheCluster(t, "quintet_etcd_member_db_size_bytes") + seriesOfTheCluster(t, "quintet_etcd_cluster_members"); n != 0 {
 		t.Errorf("after the cluster went: %d series, want none", n)
 	}
 }
 
-// seriesOfTheCluster counts vec's series of ns/metrics (the package's envtest clusters have
-// theirs too).
-func seriesOfTheCluster(t *testing.T, vec *prometheus.GaugeVec) int {
+// seriesOfTheCluster counts the series of the metric name of ns/metrics (the package's
+// envtest clusters have theirs too).
+func seriesOfTheCluster(t *testing.T, name string) int {
 	t.Helper()
-	ch := make(chan prometheus.Metric)
-	go func() { vec.Collect(ch); close(ch) }()
-	n := 0
-	for m := range ch {
-		var d dto.Metric
-		if err := m.Write(&d); err != nil {
-			t.Fatal(err)
-		}
-		labels := map[string]string{}
-		for _, l := range d.GetLabel() {
-			labels[l.GetName()] = l.GetValue()
-		}
-		if labels["namespace"] == "ns" && labels["name"] == "metrics" {
-			n++
-		}
+	series, err := testenv.Series(name, map[string]string{"namespace": "ns", "name": "metrics"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return n
+	return len(series)
 }
