@@ -1,9 +1,6 @@
 package status
 
 import (
-	"slices"
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -25,12 +22,8 @@ var conditionGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 
 func init() { ctrlmetrics.Registry.MustRegister(conditionGauge) }
 
-// recorded are the condition types each object has series of, so that a type an object no
-// longer has loses its series (without a moment in which a scrape sees none of the others).
-var recorded = struct {
-	sync.Mutex
-	types map[conditionKey][]string
-}{types: map[conditionKey][]string{}}
+// conditionSeries are the condition series of each object, by kind and name.
+var conditionSeries Series[conditionKey]
 
 type conditionKey struct {
 	kind string
@@ -44,43 +37,23 @@ func WithConditionMetrics(kind string) Option {
 	return func(p *Patcher) { p.kind = kind }
 }
 
-// recordConditions sets the series of obj's conditions, and drops those of types it lost.
+// recordConditions sets the series of obj's conditions; those of types it lost go.
 func recordConditions(kind string, obj conditions.Object) {
 	key := conditionKey{kind, types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
-	now := make([]string, 0, len(obj.GetConditions()))
+	samples := make([]Sample, 0, len(obj.GetConditions())*len(conditionStatuses))
 	for _, c := range obj.GetConditions() {
-		now = append(now, c.Type)
 		for _, s := range conditionStatuses {
 			value := 0.0
 			if string(c.Status) == s {
 				value = 1
 			}
-			conditionGauge.WithLabelValues(kind, key.Namespace, key.Name, c.Type, s).Set(value)
+			samples = append(samples, Sample{conditionGauge, []string{kind, key.Namespace, key.Name, c.Type, s}, value})
 		}
 	}
-	recorded.Lock()
-	defer recorded.Unlock()
-	for _, t := range recorded.types[key] {
-		if !slices.Contains(now, t) {
-			deleteSeries(key, t)
-		}
-	}
-	recorded.types[key] = now
+	conditionSeries.Set(key, samples)
 }
 
 // ForgetConditions drops the series of an object that is gone (its Get found nothing).
 func ForgetConditions(kind string, name types.NamespacedName) {
-	key := conditionKey{kind, name}
-	recorded.Lock()
-	defer recorded.Unlock()
-	for _, t := range recorded.types[key] {
-		deleteSeries(key, t)
-	}
-	delete(recorded.types, key)
-}
-
-func deleteSeries(key conditionKey, conditionType string) {
-	for _, s := range conditionStatuses {
-		conditionGauge.DeleteLabelValues(key.kind, key.Namespace, key.Name, conditionType, s)
-	}
+	conditionSeries.Forget(conditionKey{kind, name})
 }

@@ -1,24 +1,22 @@
 package etcdcluster
 
 import (
-	"slices"
-	"strings"
-	"sync"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/shared/status"
 )
+
+// clusterLabels are the names of the labels every series has (the EtcdCluster's namespace
+// and name), then extra.
+func clusterLabels(extra ...string) []string { return append([]string{"namespace", "name"}, extra...) }
 
 // What the operator knows of each cluster, as Prometheus metrics on the manager's /metrics
 // (etcd's own metrics, per member, are etcd's: the operator does not repeat them). Labels are
 // bounded: the cluster, a member name (at most the cluster's size), a certificate name (four)
 // and versions.
-// clusterLabels are the EtcdCluster's namespace and name, which every series has, then extra.
-func clusterLabels(extra ...string) []string { return append([]string{"namespace", "name"}, extra...) }
-
 var (
 	clusterMembers = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "quintet_etcd_cluster_members",
@@ -59,16 +57,8 @@ func init() {
 		memberDBSize, memberDBSizeInUse, memberLastDefragmentation, certificateExpiry)
 }
 
-// sample is one series' value.
-type sample struct {
-	vec    *prometheus.GaugeVec
-	labels []string
-	value  float64
-}
-
 // clusterSamples are the series of c's status. It is pure.
-func clusterSamples(c *v1beta2.EtcdCluster) []sample {
-	ns, name := c.Namespace, c.Name
+func clusterSamples(c *v1beta2.EtcdCluster) []status.Sample {
 	var voting, learners, ready, readyVoting int
 	for _, m := range c.Status.Members {
 		if m.Learner {
@@ -83,28 +73,30 @@ func clusterSamples(c *v1beta2.EtcdCluster) []sample {
 			}
 		}
 	}
-	out := []sample{
-		{clusterMembers, []string{ns, name, "desired"}, float64(c.Spec.Size)},
-		{clusterMembers, []string{ns, name, "voting"}, float64(voting)},
-		{clusterMembers, []string{ns, name, "learner"}, float64(learners)},
-		{clusterMembers, []string{ns, name, "ready"}, float64(ready)},
-		{clusterQuorum, []string{ns, name}, bit(voting > 0 && readyVoting > voting/2)},
-		{clusterLeader, []string{ns, name}, bit(c.Status.LeaderID != "")},
+	// of is the sample of gauge g for this cluster, with the labels after namespace and name.
+	of := func(g *prometheus.GaugeVec, value float64, labels ...string) status.Sample {
+		return status.Sample{Gauge: g, Labels: append([]string{c.Namespace, c.Name}, labels...), Value: value}
+	}
+	out := []status.Sample{
+		of(clusterMembers, float64(c.Spec.Size), "desired"),
+		of(clusterMembers, float64(voting), "voting"),
+		of(clusterMembers, float64(learners), "learner"),
+		of(clusterMembers, float64(ready), "ready"),
+		of(clusterQuorum, bit(voting > 0 && readyVoting > voting/2)),
+		of(clusterLeader, bit(c.Status.LeaderID != "")),
 	}
 	if c.Status.CurrentVersion != "" {
-		out = append(out, sample{clusterVersion, []string{ns, name, c.Status.CurrentVersion, c.Status.TargetVersion}, 1})
+		out = append(out, of(clusterVersion, 1, c.Status.CurrentVersion, c.Status.TargetVersion))
 	}
 	for _, m := range c.Status.Members {
-		out = append(out,
-			sample{memberDBSize, []string{ns, name, m.Name}, float64(m.DBSize)},
-			sample{memberDBSizeInUse, []string{ns, name, m.Name}, float64(m.DBSizeInUse)})
+		out = append(out, of(memberDBSize, float64(m.DBSize), m.Name), of(memberDBSizeInUse, float64(m.DBSizeInUse), m.Name))
 		if m.LastDefragmentTime != nil {
-			out = append(out, sample{memberLastDefragmentation, []string{ns, name, m.Name}, float64(m.LastDefragmentTime.Unix())})
+			out = append(out, of(memberLastDefragmentation, float64(m.LastDefragmentTime.Unix()), m.Name))
 		}
 	}
 	if c.Status.TLS != nil {
 		for _, cert := range c.Status.TLS.Certificates {
-			out = append(out, sample{certificateExpiry, []string{ns, name, cert.Name}, float64(cert.NotAfter.Unix())})
+			out = append(out, of(certificateExpiry, float64(cert.NotAfter.Unix()), cert.Name))
 		}
 	}
 	return out
@@ -117,40 +109,14 @@ func bit(b bool) float64 {
 	return 0
 }
 
-// exported remembers each cluster's series, so that a member removed, a version changed or
-// TLS turned off loses its series, and a cluster deleted loses all of them.
-var exported = struct {
-	sync.Mutex
-	samples map[types.NamespacedName][]sample
-}{samples: map[types.NamespacedName][]sample{}}
+// exported are each cluster's series: a member removed, a version changed or TLS turned
+// off loses its series, and a cluster deleted loses all of them.
+var exported status.Series[types.NamespacedName]
 
 // recordClusterMetrics exports c's status.
 func recordClusterMetrics(c *v1beta2.EtcdCluster) {
-	key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
-	now := clusterSamples(c)
-	for _, s := range now {
-		s.vec.WithLabelValues(s.labels...).Set(s.value)
-	}
-	exported.Lock()
-	defer exported.Unlock()
-	for _, old := range exported.samples[key] {
-		if !slices.ContainsFunc(now, old.sameSeries) {
-			old.vec.DeleteLabelValues(old.labels...)
-		}
-	}
-	exported.samples[key] = now
+	exported.Set(types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, clusterSamples(c))
 }
 
 // forgetClusterMetrics drops the series of a cluster that is gone.
-func forgetClusterMetrics(key types.NamespacedName) {
-	exported.Lock()
-	defer exported.Unlock()
-	for _, old := range exported.samples[key] {
-		old.vec.DeleteLabelValues(old.labels...)
-	}
-	delete(exported.samples, key)
-}
-
-func (s sample) sameSeries(o sample) bool {
-	return s.vec == o.vec && strings.Join(s.labels, "\x00") == strings.Join(o.labels, "\x00")
-}
+func forgetClusterMetrics(key types.NamespacedName) { exported.Forget(key) }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/shared/status"
 	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
@@ -22,12 +23,12 @@ func metricsCluster(members ...v1beta2.MemberStatus) *v1beta2.EtcdCluster {
 }
 
 // sampleText writes samples as `metric{labels} value`, in order.
-func sampleText(samples []sample) []string {
+func sampleText(samples []status.Sample) []string {
 	out := make([]string, 0, len(samples))
 	names := map[any]string{clusterMembers: "members", clusterQuorum: "quorum", clusterLeader: "leader", clusterVersion: "version",
 		memberDBSize: "db", memberDBSizeInUse: "inUse", memberLastDefragmentation: "defrag", certificateExpiry: "cert"}
 	for _, s := range samples {
-		out = append(out, fmt.Sprintf("%s%v %g", names[s.vec], s.labels[2:], s.value))
+		out = append(out, fmt.Sprintf("%s%v %g", names[s.Gauge], s.Labels[2:], s.Value))
 	}
 	return out
 }

@@ -12,12 +12,13 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -230,31 +231,31 @@ func (r *Reconciler) restoreDrift(ctx context.Context, m *v1alpha1.Minimart, rel
 	return nil
 }
 
-// releaseObjects are the Deployments, Services and NetworkPolicies of m's release, as the
-// cache has them.
+// releaseObjects are the objects of m's release (of releaseKinds), as the cache has them.
 func (r *Reconciler) releaseObjects(ctx context.Context, m *v1alpha1.Minimart) (map[objectKey]client.Object, error) {
 	mine := []client.ListOption{client.InNamespace(m.Namespace), client.MatchingLabels{v1alpha1.MinimartLabel: m.Name}}
-	deployments, services, policies := &appsv1.DeploymentList{}, &corev1.ServiceList{}, &networkingv1.NetworkPolicyList{}
-	for _, list := range []client.ObjectList{deployments, services, policies} {
-		if err := r.List(ctx, list, mine...); err != nil {
+	live := map[objectKey]client.Object{}
+	for _, kind := range releaseKinds {
+		gvk, err := apiutil.GVKForObject(kind, r.Scheme())
+		if err != nil {
 			return nil, err
 		}
-	}
-	live := map[objectKey]client.Object{}
-	for i := range deployments.Items {
-		d := &deployments.Items[i]
-		d.APIVersion, d.Kind = "apps/v1", "Deployment"
-		live[objectKey{"Deployment", d.Name}] = d
-	}
-	for i := range services.Items {
-		s := &services.Items[i]
-		s.APIVersion, s.Kind = "v1", "Service"
-		live[objectKey{"Service", s.Name}] = s
-	}
-	for i := range policies.Items {
-		p := &policies.Items[i]
-		p.APIVersion, p.Kind = "networking.k8s.io/v1", "NetworkPolicy"
-		live[objectKey{"NetworkPolicy", p.Name}] = p
+		list, err := r.Scheme().New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+		if err != nil {
+			return nil, err
+		}
+		if err := r.List(ctx, list.(client.ObjectList), mine...); err != nil {
+			return nil, err
+		}
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range items {
+			obj := item.(client.Object)
+			obj.GetObjectKind().SetGroupVersionKind(gvk) // as the manifest's objects have it
+			live[objectKey{gvk.Kind, obj.GetName()}] = obj
+		}
 	}
 	return live, nil
 }
@@ -284,11 +285,10 @@ func (r *Reconciler) postRenderer(m *v1alpha1.Minimart) helmrelease.OwnedBy {
 // of their releases, so that a deleted or edited one is restored.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.started = time.Now()
-	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.Minimart{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
-		Owns(&networkingv1.NetworkPolicy{}).
-		Named("minimart").
-		Complete(r)
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Minimart{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	for _, kind := range releaseKinds {
+		b = b.Owns(kind)
+	}
+	return b.Named("minimart").Complete(r)
 }
