@@ -55,7 +55,7 @@ OPERATORS := $(notdir $(patsubst %/,%,$(wildcard operators/*/)))
 MODULES   := shared $(OPERATORS) e2e
 moddir     = $(if $(filter shared e2e,$(1)),$(1),operators/$(1))
 # Programs in hack/ are modules of their own, outside the workspace.
-HACK_MODULES := hack/localcluster hack/images hack/bundle hack/catalog hack/docs hack/manifests
+HACK_MODULES := hack/localcluster hack/images hack/bundle hack/catalog hack/docs hack/manifests hack/dashboards
 
 ## Pinned versions ----------------------------------------------------------------------
 # modversion returns the version go.mod file $(2) requires of module $(1).
@@ -76,6 +76,10 @@ ETCD_VERSION             := $(call modversion,go.etcd.io/etcd/server/v3,hack/too
 ETCD_PREVIOUS_VERSION    := $(call modversion,go.etcd.io/etcd/server/v3,hack/tools/etcd-previous/go.mod)
 HELM_VERSION             := $(call modversion,helm.sh/helm/v3,hack/tools/helm/go.mod)
 CERT_MANAGER_VERSION     := $(call modversion,github.com/cert-manager/cert-manager,hack/tools/cert-manager/go.mod)
+# Prometheus and promtool (Apache-2.0), and prometheus-operator with its config reloader:
+# make prometheus-up runs them on the local cluster; make test-rules runs promtool.
+PROMETHEUS_VERSION       := $(call modversion,github.com/prometheus/prometheus,hack/tools/prometheus/go.mod)
+PROMETHEUS_OPERATOR_VERSION := $(call modversion,github.com/prometheus-operator/prometheus-operator,hack/tools/prometheus-operator/go.mod)
 # The S3-compatible object store of the local cluster (make s3-up); Apache-2.0.
 VERSITYGW_VERSION        := $(call modversion,github.com/versity/versitygw,hack/tools/versitygw/go.mod)
 FERRETDB_VERSION         := $(call modversion,github.com/FerretDB/FerretDB,hack/tools/ferretdb/go.mod)
@@ -101,6 +105,9 @@ OLM_BIN        = $(BIN)/olm-$(OLM_VERSION)
 CERT_MANAGER_BIN = $(BIN)/cert-manager-$(CERT_MANAGER_VERSION)
 VERSITYGW      = $(BIN)/versitygw-$(VERSITYGW_VERSION)
 FERRETDB       = $(BIN)/ferretdb-$(FERRETDB_VERSION)
+PROMETHEUS_BIN = $(BIN)/prometheus-$(PROMETHEUS_VERSION)
+PROMTOOL       = $(PROMETHEUS_BIN)/promtool
+PROMETHEUS_OPERATOR_BIN = $(BIN)/prometheus-operator-$(PROMETHEUS_OPERATOR_VERSION)
 GRPC_HEALTH_PROBE = $(BIN)/grpc_health_probe-$(GRPC_HEALTH_PROBE_VERSION)
 OPERATOR_SDK   = $(BIN)/operator-sdk-$(OPERATOR_SDK_VERSION)
 SCORECARD_TEST = $(BIN)/scorecard-test-$(OPERATOR_SDK_VERSION)
@@ -126,6 +133,12 @@ NATS_IMAGE       = $(call image,nats):$(NATS_VERSION:v%=%)
 KRT_RUNNER_IMAGE = $(call image,krt-runner):$(IMAGE_TAG)
 # The S3-compatible store, tagged as its release.
 S3_IMAGE         = $(call image,versitygw):$(VERSITYGW_VERSION:v%=%)
+# The monitoring stack of make prometheus-up. The Prometheus module's v0.3XX.Y is Prometheus
+# v3.XX.Y, the tag its image carries.
+PROMETHEUS_RELEASE  = v3.$(word 2,$(subst ., ,$(PROMETHEUS_VERSION:v0.3%=v0.%))).$(word 3,$(subst ., ,$(PROMETHEUS_VERSION)))
+PROMETHEUS_IMAGE    = $(call image,prometheus):$(PROMETHEUS_RELEASE)
+PROMETHEUS_OPERATOR_IMAGE = $(call image,prometheus-operator):$(PROMETHEUS_OPERATOR_VERSION)
+PROMETHEUS_CONFIG_RELOADER_IMAGE = $(call image,prometheus-config-reloader):$(PROMETHEUS_OPERATOR_VERSION)
 # kre-runtime's MongoDB and MinIO on the real node: FerretDB, and versitygw, each started from
 # the upstream image's contract by an entrypoint of hack/images, tagged as their releases.
 FERRETDB_IMAGE       = $(call image,ferretdb):$(FERRETDB_VERSION:v%=%)
@@ -163,7 +176,7 @@ demo: tools-test cluster-up ## Run every operator on the local cluster with its 
 	@OPERATORS="$(OPERATORS)" KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) HELM=$(HELM) hack/demo.sh
 
 .PHONY: test
-test: tools-test verify lint bundle-validate chart-lint scorecard catalog-validate test-all e2e ## Everything CI runs: verify, lint, bundle, chart and catalog checks, unit + envtest, e2e.
+test: tools-test verify lint bundle-validate chart-lint scorecard catalog-validate test-rules test-all e2e ## Everything CI runs: verify, lint, bundle, chart and catalog checks, alerting rules, unit + envtest, e2e.
 	@hack/test-summary.sh $(LOCAL)/test-results
 
 .PHONY: test-fast
@@ -173,7 +186,12 @@ test-fast: tools-test test-all ## Unit and envtest tests of every module, withou
 ##@ Development
 
 .PHONY: test-all
-test-all: $(addprefix test-,$(MODULES)) $(addprefix test-hack-,$(notdir $(HACK_MODULES)))
+# The modules' tests wait on API servers and real etcd members far more than they compute: they
+# run TEST_JOBS modules at a time, etcd-cluster's (the longest, about 6 minutes) beside the rest.
+TEST_JOBS ?= 2
+test-all:
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) --output-sync=target \
+	  $(addprefix test-,$(MODULES)) $(addprefix test-hack-,$(notdir $(HACK_MODULES)))
 
 # -parallel 8: tests that wait on real etcd members (t.Parallel) wait together; on 2 cores
 # the default of GOMAXPROCS would run them two at a time.
@@ -224,8 +242,20 @@ lint-manifests: $(addprefix lint-manifests-,$(OPERATORS)) ## kubeconform -strict
 	@echo "kubeconform and kube-score still fail hack/manifests/testdata/known-findings.yaml"
 lint-manifests-%: kube-schemas $(KUBECONFORM) $(KUBE_SCORE) $(HELM) $(KUBE_BIN)/.built
 	@$(LINT_MANIFESTS_ENV) hack/lint-manifests.sh $*
-kube-schemas: $(MANIFESTS_TOOL) $(KUBE_BIN)/.built
-	@rm -rf $(KUBE_SCHEMAS) && $(MANIFESTS_TOOL) schemas --openapi $(KUBE_OPENAPI) --out $(KUBE_SCHEMAS) operators/*/config/crd/bases/*.yaml
+kube-schemas: $(MANIFESTS_TOOL) $(KUBE_BIN)/.built $(PROMETHEUS_OPERATOR_BIN)/.built
+	@rm -rf $(KUBE_SCHEMAS) && $(MANIFESTS_TOOL) schemas --openapi $(KUBE_OPENAPI) --out $(KUBE_SCHEMAS) operators/*/config/crd/bases/*.yaml \
+	  $(PROMETHEUS_OPERATOR_BIN)/crds/monitoring.coreos.com_servicemonitors.yaml $(PROMETHEUS_OPERATOR_BIN)/crds/monitoring.coreos.com_prometheusrules.yaml
+
+# Each operator's alerting rules (config/prometheus): every alert has a severity, a summary, a
+# description and a runbook on its page, and promtool tests in which it fires and stays silent;
+# promtool checks the rules and runs the tests.
+.PHONY: test-rules
+test-rules: $(addprefix test-rules-,$(OPERATORS)) ## Check every operator's alerting rules and run their promtool tests.
+test-rules-%: $(MANIFESTS_TOOL) $(PROMETHEUS_BIN)/.built
+	@$(MANIFESTS_TOOL) rules --docs docs/operators/$*.md --tests operators/$*/config/prometheus/rules_test.yaml \
+	  --out $(LOCAL)/rules/$* operators/$*/config/prometheus/prometheus_rule.yaml
+	@$(PROMTOOL) check rules $(LOCAL)/rules/$*/rules.yaml
+	@cd $(LOCAL)/rules/$* && $(PROMTOOL) test rules rules_test.yaml
 
 # The OpenAPI document of each operator's REST API (docs/api/openapi, written by docs-api):
 # Spectral (spectral:oas) and Redocly (recommended), findings of any severity fail; both must
@@ -235,9 +265,15 @@ lint-openapi: $(OPENAPI_LINT)/.built ## Lint every committed REST API document (
 	@hack/tools/openapi-lint/lint.sh $(OPENAPI_LINT) docs/api/openapi/*.json
 
 .PHONY: generate
-generate: $(addprefix generate-,$(OPERATORS)) docs-api ## Regenerate deepcopy code, CRDs and RBAC of every operator, and the API reference.
+generate: $(addprefix generate-,$(OPERATORS)) docs-api dashboards ## Regenerate deepcopy code, CRDs and RBAC of every operator, the API reference and the Grafana dashboards.
 
 # go generate runs last: what an operator derives from its CRDs (minimart's values.schema.json).
+# Each operator's Grafana dashboard (operators/<operator>/config/prometheus/dashboard.json),
+# from Go with Grafana's foundation SDK (hack/dashboards).
+.PHONY: dashboards
+dashboards: ## Write every operator's Grafana dashboard from hack/dashboards.
+	cd hack/dashboards && GOWORK=off go run . --root $(ROOT)
+
 generate-%: $(CONTROLLER_GEN) ## Regenerate one operator's code, CRDs and RBAC.
 	cd operators/$* && $(CONTROLLER_GEN) object:headerFile=$(ROOT)/hack/boilerplate.go.txt paths=./... \
 	  && $(CONTROLLER_GEN) rbac:roleName=manager-role crd webhook paths=./... output:crd:artifacts:config=config/crd/bases \
@@ -417,7 +453,7 @@ catalog-push: catalog-build registry-up ## Push the catalog image to IMAGE_REGIS
 OLM_ENV = KUBECTL=$(KUBECTL) LOCALCLUSTER=$(LOCALCLUSTER) LOCAL=$(LOCAL) OLM_BIN=$(OLM_BIN) OPM=$(OPM) \
 	OPM_IMAGE=$(OPM_IMAGE) OLM_UTIL_IMAGE=$(OLM_UTIL_IMAGE)
 
-.PHONY: olm-up cert-manager-up s3-up run-bundle
+.PHONY: olm-up cert-manager-up s3-up prometheus-up run-bundle
 olm-up: $(OLM_BIN)/.built $(LOCALCLUSTER) $(CATALOG_TOOL) $(OPM) ## Install OLM v0 into the local cluster (started when not running) and serve catalog/ as CatalogSource olm/quintet.
 	@$(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1 || $(MAKE) --no-print-directory cluster-up
 	@$(OLM_ENV) hack/olm.sh up
@@ -446,6 +482,26 @@ s3-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Run the S3-compatible store (versit
 	  $(KUBECTL) -n quintet-s3 wait --for=condition=Ready pod/versitygw-0 --timeout=5m; } || { \
 	  $(KUBECTL) -n quintet-s3 describe pods,persistentvolumeclaims; $(KUBECTL) -n quintet-s3 logs statefulset/versitygw --tail=50; exit 1; }
 	@KUBECTL=$(KUBECTL) hack/s3.sh bucket etcd-backups
+
+# The monitoring stack's images are built apart from `make images`: only prometheus-up needs them.
+MONITORING_IMAGES_DIR = $(BIN)/image-tarballs-monitoring
+
+prometheus-up: $(PROMETHEUS_BIN)/.built $(PROMETHEUS_OPERATOR_BIN)/.built $(IMAGES_TOOL) $(LOCALCLUSTER) ## Run prometheus-operator and a Prometheus (config/monitoring) on the local cluster's real node, built from source: they consume every ServiceMonitor and PrometheusRule.
+	@$(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1 || $(MAKE) --no-print-directory cluster-up
+	@$(IMAGES_TOOL) build --out $(MONITORING_IMAGES_DIR) $(PROMETHEUS_IMAGE)=$(PROMETHEUS_BIN)/prometheus:/bin/prometheus \
+	  $(PROMETHEUS_OPERATOR_IMAGE)=$(PROMETHEUS_OPERATOR_BIN)/operator:/bin/operator \
+	  $(PROMETHEUS_CONFIG_RELOADER_IMAGE)=$(PROMETHEUS_OPERATOR_BIN)/prometheus-config-reloader:/bin/prometheus-config-reloader >/dev/null
+	@$(LOCALCLUSTER) load-images --dir $(LOCAL) --images $(MONITORING_IMAGES_DIR)
+	@$(KUBECTL) apply --server-side -f $(PROMETHEUS_OPERATOR_BIN)/crds >/dev/null
+	@$(KUBECTL) wait --for condition=Established --timeout=60s -f $(PROMETHEUS_OPERATOR_BIN)/crds >/dev/null
+	@$(KUBECTL) kustomize config/monitoring | sed -e 's|image: prometheus-operator$$|image: $(PROMETHEUS_OPERATOR_IMAGE)|' \
+	  -e 's|image: prometheus$$|image: $(PROMETHEUS_IMAGE)|' -e 's|version: v3.*|version: $(PROMETHEUS_RELEASE)|' \
+	  -e 's|=prometheus-config-reloader$$|=$(PROMETHEUS_CONFIG_RELOADER_IMAGE)|' | $(KUBECTL) apply -f - >/dev/null
+	@{ $(KUBECTL) -n quintet-monitoring wait --for=create pod/prometheus-quintet-0 --timeout=5m >/dev/null && \
+	  $(KUBECTL) -n quintet-monitoring wait --for=condition=Ready pod/prometheus-quintet-0 --timeout=5m >/dev/null; } || { \
+	  $(KUBECTL) -n quintet-monitoring get all; $(KUBECTL) -n quintet-monitoring describe pods; \
+	  $(KUBECTL) -n quintet-monitoring logs deployment/prometheus-operator --tail=50; exit 1; }
+	@echo "Prometheus $(PROMETHEUS_RELEASE) is running: pod quintet-monitoring/prometheus-quintet-0, port 9090"
 
 run-bundle: olm-up ## What `operator-sdk run bundle` does, locally: make run-bundle OPERATOR=<name> [NAMESPACE=<ns>].
 	@test -d "operators/$(OPERATOR)" || { echo "set OPERATOR to one of: $(OPERATORS)"; exit 1; }
@@ -490,7 +546,7 @@ E2E_PROCS ?= 3
 e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down (GINKGO_ARGS='--focus=...').
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
 	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
-	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up cert-manager-up s3-up docker-push bundle-push catalog-push helm-push; \
+	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up cert-manager-up s3-up prometheus-up docker-push bundle-push catalog-push helm-push; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
 	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v --procs=$(E2E_PROCS) $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
@@ -535,7 +591,7 @@ images: $(KUBE_BIN)/.built $(VERSITYGW) $(FERRETDB) $(ETCD_PREVIOUS) $(ETCD_CLUS
 
 ##@ Benchmarks
 
-.PHONY: bench-gordon bench-minimart bench-restapi bench-etcd-backup bench-kre
+.PHONY: bench-gordon bench-minimart bench-restapi bench-etcd-backup bench-kre bench-metrics
 # bench_plot,NAME,TITLE: after a benchmark that passed ($$rc), plot docs/benchmarks/NAME.tsv,
 # the figures it wrote, as docs/benchmarks/NAME.svg; the recipe's exit status is the bench's.
 bench_plot = [ $$rc -ne 0 ] || $(DOCS_TOOL) plot "$(2)" docs/benchmarks/$(1).tsv docs/benchmarks/$(1).svg; exit $$rc
@@ -559,6 +615,11 @@ bench-gordon: tools-test $(DOCS_TOOL) ## 100 Gordons x 10 pods vs 100 ReplicaSet
 	@rc=0; (cd e2e && BENCH_FIGURES=$(ROOT)/docs/benchmarks/gordon.tsv go test -tags bench -run TestBenchGordon -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-gordon.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down; $(call bench_plot,gordon,gordon and the ReplicaSet controller: 100 owners x 10 pods)
 
+bench-metrics: tools-test ## Each manager with 100 copies of its sample on a fresh local cluster: the series its /metrics serves (the cost to a Prometheus), bytes, scrape time.
+	@$(MAKE) --no-print-directory cluster-down cluster-up CLUSTER_NODES=12
+	@rc=0; (cd e2e && BENCH_FIGURES=$(ROOT)/docs/benchmarks/metrics.tsv go test -tags bench -run TestBenchMetrics -count=1 -timeout 60m -v . 2>&1 | tee $(LOCAL)/bench-metrics.log) || rc=$$?; \
+	$(MAKE) --no-print-directory cluster-down; exit $$rc
+
 ##@ Tools
 
 .PHONY: tools tools-test
@@ -566,7 +627,7 @@ tools: tools-test ## Build every pinned tool into bin/ (a no-op when present).
 # What test, e2e, demo and the benchmarks use: all of them, today.
 tools-test: $(KUBE_BIN)/.built $(HELM) $(LOCALCLUSTER) $(CONTROLLER_GEN) $(GOLANGCI_LINT) $(KUBECONFORM) $(KUBE_SCORE) $(GINKGO) $(COREDNS) $(ETCD_PREVIOUS) \
 	$(IMAGES_TOOL) $(BUNDLE_TOOL) $(OPERATOR_SDK) $(SCORECARD_TEST) $(CATALOG_TOOL) $(OPM) $(OLM_BIN)/.built $(GRPC_HEALTH_PROBE) \
-	$(CERT_MANAGER_BIN)/.built $(VERSITYGW) $(FERRETDB)
+	$(CERT_MANAGER_BIN)/.built $(VERSITYGW) $(FERRETDB) $(PROMETHEUS_BIN)/.built $(PROMETHEUS_OPERATOR_BIN)/.built
 
 # The control plane, the real node's kubelet, kube-proxy and crictl, etcd and kwok in one
 # `go build`, so they share compilation, and kwok's stages (node and pod lifecycles) from the
@@ -613,6 +674,25 @@ $(ETCD_CLUSTER_PREVIOUS_MANAGER):
 
 $(GRPC_HEALTH_PROBE): hack/tools/grpc-health-probe/go.mod
 	cd hack/tools/grpc-health-probe && GOWORK=off go build -o $@ github.com/grpc-ecosystem/grpc-health-probe
+
+# Prometheus with only the Kubernetes service discovery, as prometheus-operator configures it,
+# and promtool; static, as they go into an image.
+$(PROMETHEUS_BIN)/.built: hack/tools/prometheus/go.mod
+	@mkdir -p $(PROMETHEUS_BIN)
+	cd hack/tools/prometheus && GOWORK=off go build -tags remove_all_sd,enable_kubernetes_sd \
+	  -ldflags "-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_RELEASE:v%=%)" -o $(PROMETHEUS_BIN)/ \
+	  github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
+	touch $@
+
+# prometheus-operator, its config reloader, and its CRDs.
+$(PROMETHEUS_OPERATOR_BIN)/.built: hack/tools/prometheus-operator/go.mod
+	@mkdir -p $(PROMETHEUS_OPERATOR_BIN)/crds
+	cd hack/tools/prometheus-operator && GOWORK=off go build \
+	  -ldflags "-s -w -X github.com/prometheus/common/version.Version=$(PROMETHEUS_OPERATOR_VERSION:v%=%)" -o $(PROMETHEUS_OPERATOR_BIN)/ \
+	  github.com/prometheus-operator/prometheus-operator/cmd/operator github.com/prometheus-operator/prometheus-operator/cmd/prometheus-config-reloader
+	cp $$(cd hack/tools/prometheus-operator && GOWORK=off go list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator)/example/prometheus-operator-crd/*.yaml $(PROMETHEUS_OPERATOR_BIN)/crds/
+	chmod 644 $(PROMETHEUS_OPERATOR_BIN)/crds/*.yaml
+	touch $@
 
 $(VERSITYGW): hack/tools/versitygw/go.mod
 	cd hack/tools/versitygw && GOWORK=off go build -o $@ github.com/versity/versitygw/cmd/versitygw

@@ -56,22 +56,38 @@ func killEtcdManager(ctx context.Context) {
 // etcd (a member added or removed) and its step on the StatefulSet (the member's pod made or
 // deleted), where a manager killed at that moment would leave it.
 func holdScale(ctx context.Context, cluster *unstructured.Unstructured) (release func(context.Context)) {
-	name := "robustness-hold-scale-" + cluster.GetNamespace()
+	release = holdAtAdmission(ctx, "robustness-hold-scale-"+cluster.GetNamespace(), cluster.GetNamespace(),
+		admissionv1.Update, admissionv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"statefulsets"}},
+		fmt.Sprintf("object.metadata.name != %q || object.spec.replicas == oldObject.spec.replicas", cluster.GetName()),
+		"the robustness harness holds this StatefulSet's replicas")
+	By("checking that a change of the StatefulSet's replicas is refused")
+	Eventually(func(g Gomega) {
+		sts := etcdStatefulSet(ctx, g, cluster)
+		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, *sts.Spec.Replicas+1)
+		err := k8sClient.Patch(ctx, sts, client.RawPatch(types.MergePatchType, []byte(patch)), client.DryRunAll)
+		g.Expect(err).To(MatchError(ContainSubstring("holds this StatefulSet's replicas")))
+	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+	return release
+}
+
+// holdAtAdmission refuses, with a ValidatingAdmissionPolicy, every operation op on rule's
+// resources in namespace for which expression is false, with message, until the function it
+// returns is called (or the spec ends).
+func holdAtAdmission(ctx context.Context, name, namespace string, op admissionv1.OperationType, rule admissionv1.Rule,
+	expression, message string,
+) (release func(context.Context)) {
 	policy := &admissionv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: new(admissionv1.Fail),
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Update},
-					Rule:       admissionv1.Rule{APIGroups: []string{"apps"}, APIVersions: []string{"v1"}, Resources: []string{"statefulsets"}},
-				},
+				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{op}, Rule: rule},
 			}}},
 			Validations: []admissionv1.Validation{{
-				Expression: fmt.Sprintf("object.metadata.name != %q || object.spec.replicas == oldObject.spec.replicas", cluster.GetName()),
-				Message:    "the robustness harness holds this StatefulSet's replicas",
-				// Forbidden, not the default Invalid: the manager takes Invalid for a spec that
-				// can never be written (terminal until the spec changes), and retries Forbidden.
+				Expression: expression,
+				Message:    message,
+				// Forbidden, not the default Invalid: the managers take Invalid for a spec that
+				// can never be written (terminal until the spec changes), and retry Forbidden.
 				Reason: new(metav1.StatusReasonForbidden),
 			}},
 		},
@@ -82,7 +98,7 @@ func holdScale(ctx context.Context, cluster *unstructured.Unstructured) (release
 			PolicyName:        name,
 			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
 			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{"kubernetes.io/metadata.name": cluster.GetNamespace()},
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": namespace},
 			}},
 		},
 	}
@@ -93,14 +109,6 @@ func holdScale(ctx context.Context, cluster *unstructured.Unstructured) (release
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, policy))).To(Succeed())
 	}
 	DeferCleanup(release)
-
-	By("checking that a change of the StatefulSet's replicas is refused")
-	Eventually(func(g Gomega) {
-		sts := etcdStatefulSet(ctx, g, cluster)
-		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, *sts.Spec.Replicas+1)
-		err := k8sClient.Patch(ctx, sts, client.RawPatch(types.MergePatchType, []byte(patch)), client.DryRunAll)
-		g.Expect(err).To(MatchError(ContainSubstring("holds this StatefulSet's replicas")))
-	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 	return release
 }
 

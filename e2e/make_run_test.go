@@ -147,10 +147,13 @@ func freeLocalPort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// renderKustomization is `kubectl kustomize dir` (a path from the repository root), one
-// object per document.
+// renderKustomization is `kubectl kustomize dir` (a path from the repository root, or an
+// absolute one), one object per document.
 func renderKustomization(ctx context.Context, dir string) []*unstructured.Unstructured {
-	kustomize := exec.CommandContext(ctx, requiredEnv("E2E_KUBECTL"), "kustomize", filepath.Join(repoRoot, dir))
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(repoRoot, dir)
+	}
+	kustomize := exec.CommandContext(ctx, requiredEnv("E2E_KUBECTL"), "kustomize", dir)
 	var stderr strings.Builder
 	kustomize.Stderr = &stderr
 	out, err := kustomize.Output()

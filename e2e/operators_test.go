@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -199,22 +198,13 @@ func deployOperatorOnRealNode(ctx context.Context, name, watchNamespace string) 
 
 // deployOperatorCopyOnRealNode is deployOperatorOnRealNode for another copy of the operator,
 // beside the first (suffix "" is the first): its namespace and its cluster-scoped objects
-// are named with -suffix; the CRDs are shared.
-func deployOperatorCopyOnRealNode(ctx context.Context, name, suffix, watchNamespace string) {
-	By(fmt.Sprintf("deploying %s from config/default on the real node (copy %q)", name, suffix))
-	kustomize := exec.CommandContext(ctx, requiredEnv("E2E_KUBECTL"), "kustomize", filepath.Join(operatorDir(name), "config", "default"))
-	var stderr strings.Builder
-	kustomize.Stderr = &stderr
-	out, err := kustomize.Output()
-	Expect(err).NotTo(HaveOccurred(), stderr.String())
-
+// are named with -suffix; the CRDs are shared. components are the operator's optional
+// kustomize components (config/<component>) to turn on, as an overlay of config/default would.
+func deployOperatorCopyOnRealNode(ctx context.Context, name, suffix, watchNamespace string, components ...string) {
+	By(fmt.Sprintf("deploying %s from config/default %v on the real node (copy %q)", name, components, suffix))
 	var applied []*unstructured.Unstructured
-	for _, doc := range strings.Split(string(out), "\n---\n") {
-		u := &unstructured.Unstructured{}
-		Expect(yaml.Unmarshal([]byte(doc), &u.Object)).To(Succeed())
+	for _, u := range renderKustomization(ctx, operatorOverlay(name, components...)) {
 		switch u.GetKind() {
-		case "":
-			continue
 		case "Namespace":
 			u.SetAnnotations(realNodeAnnotations())
 		case "Deployment":
@@ -245,6 +235,25 @@ func deployOperatorCopyOnRealNode(ctx context.Context, name, suffix, watchNamesp
 			g.Expect(available).To(BeEquivalentTo(1), "manager %s/%s is not available", u.GetNamespace(), u.GetName())
 		}).WithContext(ctx).Should(Succeed())
 	}
+}
+
+// operatorOverlay is the operator's config/default, as an absolute path, or with components
+// an overlay of it that turns them on (in a folder of the spec's own).
+func operatorOverlay(name string, components ...string) string {
+	base, err := filepath.Abs(filepath.Join(operatorDir(name), "config"))
+	Expect(err).NotTo(HaveOccurred())
+	if len(components) == 0 {
+		return filepath.Join(base, "default")
+	}
+	overlay := GinkgoT().TempDir()
+	rel, err := filepath.Rel(overlay, base)
+	Expect(err).NotTo(HaveOccurred())
+	kustomization := "resources:\n- " + filepath.Join(rel, "default") + "\ncomponents:\n"
+	for _, c := range components {
+		kustomization += "- " + filepath.Join(rel, c) + "\n"
+	}
+	Expect(os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644)).To(Succeed())
+	return overlay
 }
 
 // renameCopy names an object of a copy of an operator's config/default: its namespace, and

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,7 +89,7 @@ func chartFiles(o chartOptions, b *parts, objects []*unstructured.Unstructured) 
 		"values.schema.json":  valuesSchema,
 		".helmignore":         "# Nothing to ignore: the chart is generated (hack/bundle chart).\n",
 		"templates/NOTES.txt": notes(o, b),
-		"templates/_helpers.tpl": strings.ReplaceAll(helpers, "CHART", o.name) +
+		"templates/_helpers.tpl": strings.ReplaceAll(helpers+prometheusCondition, "CHART", o.name) +
 			fmt.Sprintf("\n{{- define %q -}}%t{{- end }}\n", o.name+".allNamespaces", allNamespaces),
 	}
 	api, err := apiServiceTemplate(o)
@@ -99,6 +100,11 @@ func chartFiles(o chartOptions, b *parts, objects []*unstructured.Unstructured) 
 	if files["templates/api/network-policy.yaml"], err = apiNetworkPolicyTemplate(o); err != nil {
 		return nil, err
 	}
+	monitoring, err := prometheusTemplates(o)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(files, monitoring)
 	for _, crd := range b.crdObjects {
 		y, err := crdTemplate(crd)
 		if err != nil {

@@ -36,12 +36,22 @@ func operatorsWithCharts(t *testing.T) []string {
 // helm's error output.
 func helmTemplate(t *testing.T, operator, ns string, set ...string) ([]*unstructured.Unstructured, error) {
 	t.Helper()
+	return helmTemplateFor(t, nil, operator, ns, set...)
+}
+
+// helmTemplateFor is helmTemplate for a cluster that serves apiVersions (group/version/kind)
+// besides Kubernetes' own, as helm install finds them.
+func helmTemplateFor(t *testing.T, apiVersions []string, operator, ns string, set ...string) ([]*unstructured.Unstructured, error) {
+	t.Helper()
 	helm := os.Getenv("HELM")
 	if helm == "" {
 		t.Fatal("HELM is unset: run these tests through `make test-hack-bundle`, which builds the helm CLI")
 	}
-	args := make([]string, 0, 5+2*len(set))
+	args := make([]string, 0, 5+2*len(set)+2*len(apiVersions))
 	args = append(args, "template", operator, filepath.Join("..", "..", "operators", operator, "dist", "chart"), "--namespace", ns)
+	for _, v := range apiVersions {
+		args = append(args, "--api-versions", v)
+	}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
@@ -73,11 +83,23 @@ func key(u *unstructured.Unstructured) string {
 // and the release namespace in the names of cluster-scoped objects. Operators installed per
 // namespace (no AllNamespaces install mode) watch the release namespace, so their manager's
 // RBAC and WATCH_NAMESPACE differ from config/default's: TestChartRBACFollowsTheWatchedNamespaces checks those.
+// On a cluster that serves prometheus-operator's kinds, a chart with its default values makes
+// what config/default with config/prometheus makes.
 func TestChartsRenderWhatTheirKustomizeConfigMakes(t *testing.T) {
 	for _, op := range operatorsWithCharts(t) {
 		t.Run(op, func(t *testing.T) {
 			ns := op + "-system"
-			want, err := render(filepath.Join("..", "..", "operators", op, "config", "default"))
+			overlay := t.TempDir()
+			config, err := filepath.Abs(filepath.Join("..", "..", "operators", op, "config"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(overlay, config)
+			kustomization := fmt.Sprintf("resources:\n- %s/default\ncomponents:\n- %s/prometheus\n", rel, rel)
+			if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want, err := render(overlay)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +112,7 @@ func TestChartsRenderWhatTheirKustomizeConfigMakes(t *testing.T) {
 				t.Fatal(err)
 			}
 			perNamespace := !supportsAllNamespaces(b.base)
-			got, err := helmTemplate(t, op, ns)
+			got, err := helmTemplateFor(t, monitoringKinds, op, ns)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,6 +293,9 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"api.enable=yes", "at '/api/enable': got string, want boolean"},
 		{"networkPolicy.metricsFrom[0].namespaceSelectr.name=x", "at '/networkPolicy/metricsFrom/0'"},
 		{"networkPolicy.enable=no", "at '/networkPolicy/enable': got string, want boolean"},
+		{"prometheus.enable=maybe", "at '/prometheus/enable': value must be one of 'auto', true, false"},
+		{"prometheus.labels.release=1", "at '/prometheus/labels/release'"},
+		{"prometheus.dashboard.enable=yes", "at '/prometheus/dashboard/enable': got string, want boolean"},
 	} {
 		t.Run(tt.set, func(t *testing.T) {
 			_, err := helmTemplate(t, "gordon", "gordon-system", tt.set)
@@ -380,6 +405,64 @@ func TestNetworkPolicyValuesAdmitWhoTheUserSays(t *testing.T) {
 		}
 		if !maps.Equal(got, c.want) {
 			t.Errorf("%v: policies %v, want %v", c.set, got, c.want)
+		}
+	}
+}
+
+// monitoringKinds are prometheus-operator's kinds the charts make, as a cluster serves them.
+var monitoringKinds = []string{"monitoring.coreos.com/v1/ServiceMonitor", "monitoring.coreos.com/v1/PrometheusRule"}
+
+func TestPrometheusValuesMakeTheMonitoringWhereItIsServed(t *testing.T) {
+	served := monitoringKinds
+	for _, c := range []struct {
+		served bool
+		set    []string
+		want   []string // the monitoring kinds the chart makes
+	}{
+		{false, nil, nil},
+		{true, nil, []string{"PrometheusRule", "ServiceMonitor"}},
+		{false, []string{"prometheus.enable=true"}, []string{"PrometheusRule", "ServiceMonitor"}},
+		{true, []string{"prometheus.enable=false"}, nil},
+		{true, []string{"metrics.secure=false"}, []string{"PrometheusRule"}},
+		{true, []string{"metrics.enable=false"}, []string{"PrometheusRule"}},
+	} {
+		var apiVersions []string
+		if c.served {
+			apiVersions = served
+		}
+		objects, err := helmTemplateFor(t, apiVersions, "gordon", "ops", append(c.set, "prometheus.labels.release=kps")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, u := range objects {
+			if u.GetAPIVersion() != "monitoring.coreos.com/v1" {
+				continue
+			}
+			got = append(got, u.GetKind())
+			if u.GetNamespace() != "ops" || u.GetLabels()["release"] != "kps" || u.GetLabels()["app.kubernetes.io/name"] != "gordon-operator" {
+				t.Errorf("served %t, %v: %s %s: namespace %q, labels %v", c.served, c.set, u.GetKind(), u.GetName(), u.GetNamespace(), u.GetLabels())
+			}
+			if u.GetKind() != "PrometheusRule" {
+				continue
+			}
+			// The rules reach Prometheus as config/prometheus writes them: the alerts' own
+			// templates ({{ $labels.name }}) are not Helm's.
+			data, err := os.ReadFile(filepath.Join("..", "..", "operators", "gordon", "config", "prometheus", "prometheus_rule.yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal(data, &want.Object); err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(u.Object["spec"], want.Object["spec"]) {
+				t.Errorf("the chart's rules differ from config/prometheus's:\n%v", u.Object["spec"])
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("served %t, %v: the chart makes %v, want %v", c.served, c.set, got, c.want)
 		}
 	}
 }

@@ -224,7 +224,25 @@ networkPolicy:
   - namespaceSelector:
       matchLabels:
         rest-api: enabled
-`, o.repository, o.versionText, scope, defaults)
+
+prometheus:
+  # A ServiceMonitor for the manager's metrics (with metrics.secure) and the operator's
+  # alerting rules, a PrometheusRule (runbooks: docs/operators/%[5]s.md#runbooks), for the
+  # cluster's prometheus-operator. auto: only where the cluster serves their kinds
+  # (monitoring.coreos.com/v1), so that an install without prometheus-operator works;
+  # true: always (helm template for another cluster); false: never. The Prometheus's service
+  # account needs get on the non-resource URL /metrics (the metrics-reader ClusterRole).
+  enable: auto
+  # Labels on both, for a Prometheus that selects them by label (kube-prometheus-stack's
+  # default: release: <its release>).
+  labels: {}
+  # The operator's Grafana dashboard, in a ConfigMap with these labels, which Grafana's
+  # dashboard sidecar loads (kube-prometheus-stack's looks for grafana_dashboard: "1").
+  dashboard:
+    enable: true
+    labels:
+      grafana_dashboard: "1"
+`, o.repository, o.versionText, scope, defaults, o.name)
 }
 
 func notes(o chartOptions, b *parts) string {
@@ -265,7 +283,7 @@ const valuesSchema = `{
   "$schema": "https://json-schema.org/draft-07/schema#",
   "type": "object",
   "additionalProperties": false,
-  "required": ["manager", "watchNamespaces", "metrics", "crd", "api", "networkPolicy"],
+  "required": ["manager", "watchNamespaces", "metrics", "crd", "api", "networkPolicy", "prometheus"],
   "definitions": {
     "networkPolicyPeer": {
       "type": "object",
@@ -340,6 +358,22 @@ const valuesSchema = `{
         "enable": {"type": "boolean"},
         "metricsFrom": {"type": "array", "items": {"$ref": "#/definitions/networkPolicyPeer"}},
         "apiFrom": {"type": "array", "items": {"$ref": "#/definitions/networkPolicyPeer"}}
+      }
+    },
+    "prometheus": {
+      "type": "object",
+      "additionalProperties": false,
+      "properties": {
+        "enable": {"enum": ["auto", true, false]},
+        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+        "dashboard": {
+          "type": "object",
+          "additionalProperties": false,
+          "properties": {
+            "enable": {"type": "boolean"},
+            "labels": {"type": "object", "minProperties": 1, "additionalProperties": {"type": "string"}}
+          }
+        }
       }
     }
   }

@@ -19,6 +19,10 @@ type schema = map[string]any
 
 // runSchemas writes a standalone, strict schema per kind into --out, named as kubeconform
 // looks them up with `-schema-location DIR/{{ .ResourceKind }}{{ .KindSuffix }}.json`.
+
+// descriptionKey is the JSON schema keyword that describes a field.
+const descriptionKey = "description"
+
 func runSchemas(args []string) error {
 	flags := flag.NewFlagSet("schemas", flag.ContinueOnError)
 	openapi := flags.String("openapi", "", "Kubernetes' OpenAPI v2 document (api/openapi-spec/swagger.json of k8s.io/kubernetes).")
@@ -141,9 +145,9 @@ func reachable(defs map[string]schema, name string) map[string]any {
 func strictBuiltin(name string, def schema) schema {
 	switch name {
 	case "io.k8s.apimachinery.pkg.api.resource.Quantity":
-		return schema{"description": def["description"], "oneOf": []any{typeOrNull("string"), typeOrNull("number")}}
+		return schema{descriptionKey: def[descriptionKey], "oneOf": []any{typeOrNull("string"), typeOrNull("number")}}
 	case "io.k8s.apimachinery.pkg.util.intstr.IntOrString":
-		return schema{"description": def["description"], "oneOf": []any{typeOrNull("string"), typeOrNull("integer")}}
+		return schema{descriptionKey: def[descriptionKey], "oneOf": []any{typeOrNull("string"), typeOrNull("integer")}}
 	}
 	return strict(def, false).(schema)
 }

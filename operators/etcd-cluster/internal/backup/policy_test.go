@@ -55,6 +55,34 @@ func TestDue(t *testing.T) {
 	}
 }
 
+func TestIntervalIsTheLongestWaitBetweenTwoBackups(t *testing.T) {
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		name string
+		p    *v1beta2.BackupPolicy
+		want time.Duration // 0: none
+	}{
+		{"a one-shot backup", nil, 0},
+		{"a one-shot backup with a timeout", &v1beta2.BackupPolicy{TimeoutInSecond: 60}, 0},
+		{"an interval", &v1beta2.BackupPolicy{BackupIntervalInSecond: 600}, 10 * time.Minute},
+		{"hourly", &v1beta2.BackupPolicy{Schedule: "@hourly"}, time.Hour},
+		{"every six hours", &v1beta2.BackupPolicy{Schedule: "0 */6 * * *"}, 6 * time.Hour},
+		{"every minute", &v1beta2.BackupPolicy{Schedule: "* * * * *"}, time.Minute},
+		{"@every", &v1beta2.BackupPolicy{Schedule: "@every 90s"}, 90 * time.Second},
+		{"at 3 and 4: the night", &v1beta2.BackupPolicy{Schedule: "0 3,4 * * *"}, 23 * time.Hour},
+		{"on weekdays: the weekend", &v1beta2.BackupPolicy{Schedule: "0 3 * * 1-5"}, 3 * day},
+		{"monthly: the longest month", &v1beta2.BackupPolicy{Schedule: "@monthly"}, 31 * day},
+		{"on leap days", &v1beta2.BackupPolicy{Schedule: "0 0 29 2 *"}, (4*365 + 1) * day},
+		{"a schedule that does not parse", &v1beta2.BackupPolicy{Schedule: "61 * * * *"}, 0},
+		{"a schedule that never fires", &v1beta2.BackupPolicy{Schedule: "0 0 30 2 *"}, 0},
+	} {
+		got, ok := backup.Interval(tc.p)
+		if got != tc.want || ok != (tc.want > 0) {
+			t.Errorf("%s: Interval = %v, %v; want %v", tc.name, got, ok, tc.want)
+		}
+	}
+}
+
 func TestRetryDoublesUpToFiveMinutes(t *testing.T) {
 	got := make([]time.Duration, 0, 8)
 	for n := range int32(8) {

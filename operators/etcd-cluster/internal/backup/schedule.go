@@ -38,6 +38,42 @@ func NextAfter(p *v1beta2.BackupPolicy, last time.Time) (time.Time, error) {
 	return s.Next(last.UTC()), nil
 }
 
+// intervalFrom is where Interval reads a schedule's firings from: a fixed time, so that a
+// schedule's interval never changes (2001-01-01 was a Monday).
+var intervalFrom = time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// intervalFirings bounds the firings Interval reads: a week of a schedule that fires every
+// minute, years of most.
+const intervalFirings = 10000
+
+// Interval is the longest p waits between two backups, and false for a one-shot backup or
+// a schedule that does not parse: the interval, or the longest time between two consecutive
+// firings of the schedule over the year after its first from intervalFrom (one day for
+// "0 3 * * *", the weekend for "0 3 * * 1-5").
+func Interval(p *v1beta2.BackupPolicy) (time.Duration, bool) {
+	if !Periodic(p) {
+		return 0, false
+	}
+	if p.Schedule == "" {
+		return time.Duration(p.BackupIntervalInSecond) * time.Second, true
+	}
+	s, err := cron.ParseStandard(p.Schedule)
+	if err != nil {
+		return 0, false
+	}
+	var longest time.Duration
+	first := s.Next(intervalFrom)
+	end := first.AddDate(1, 0, 0)
+	for at, n := first, 0; !at.IsZero() && at.Before(end) && n < intervalFirings; n++ {
+		next := s.Next(at) // zero when none comes within five years
+		if !next.IsZero() {
+			longest = max(longest, next.Sub(at))
+		}
+		at = next
+	}
+	return longest, longest > 0
+}
+
 // Retry is how long to wait after consecutive failures before trying again: 10s, doubling,
 // at most 5 minutes.
 func Retry(consecutive int32) time.Duration {

@@ -61,6 +61,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Get(ctx, req.NamespacedName, b); err != nil {
 		if apierrors.IsNotFound(err) {
 			status.ForgetConditions("EtcdBackup", req.NamespacedName)
+			forgetBackupMetrics(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -69,7 +70,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	patcher := status.NewPatcher(b, status.WithConditionMetrics("EtcdBackup"))
-	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, b)}) }()
+	defer func() {
+		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, b)})
+		recordBackupMetrics(b)
+	}()
 	return r.reconcileNormal(ctx, b, time.Now())
 }
 
@@ -170,6 +174,7 @@ func (r *Reconciler) recordBackup(ctx context.Context, b *v1beta2.EtcdBackup, re
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Backup failed")
 		r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, backup.ReasonOf(err), "Backup", "Backup failed: %s", err)
+		countFailure(b)
 		setFailed(b, err, now)
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup/backuptest"
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
 // awsSecret makes the CoreOS operator's awsSecret with the store's root credentials, or
@@ -59,6 +60,17 @@ func condition(g gomega.Gomega, b *v1beta2.EtcdBackup, conditionType string) met
 	return *c
 }
 
+// metricValues are the values of the metric name's series of b.
+func metricValues(g gomega.Gomega, name string, b *v1beta2.EtcdBackup) []float64 {
+	series, err := testenv.Series(name, map[string]string{"namespace": b.Namespace, "name": b.Name})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	out := make([]float64, 0, len(series))
+	for _, s := range series {
+		out = append(out, s.Value)
+	}
+	return out
+}
+
 func TestOneShotBackupIsTakenOnceAndVerified(t *testing.T) {
 	t.Parallel()
 	g := gomega.NewWithT(t)
@@ -89,6 +101,18 @@ func TestOneShotBackupIsTakenOnceAndVerified(t *testing.T) {
 	// Once: no second backup, however many passes.
 	g.Consistently(func() int { return events.Emitted(b, v1beta2.ReasonBackupSucceeded) }).
 		WithTimeout(3 * time.Second).Should(gomega.Equal(1))
+
+	stored := st.LastBackup.StartTime.Add(st.LastBackup.Duration.Duration)
+	g.Expect(metricValues(g, "quintet_etcd_backup_last_success_timestamp_seconds", b)).To(gomega.Equal([]float64{float64(stored.Unix())}))
+	g.Expect(metricValues(g, "quintet_etcd_backup_last_size_bytes", b)).To(gomega.Equal([]float64{float64(st.LastBackup.Size)}))
+	g.Expect(metricValues(g, "quintet_etcd_backup_schedule_interval_seconds", b)).To(gomega.BeEmpty(), "a one-shot backup has no interval")
+	g.Expect(metricValues(g, "quintet_etcd_backup_failures_total", b)).To(gomega.Equal([]float64{0}))
+	g.Expect(env.Client.Delete(t.Context(), b)).To(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		for _, name := range []string{"quintet_etcd_backup_last_success_timestamp_seconds", "quintet_etcd_backup_failures_total"} {
+			g.Expect(metricValues(g, name, b)).To(gomega.BeEmpty(), name)
+		}
+	}).WithTimeout(10 * time.Second).Should(gomega.Succeed())
 }
 
 func TestPeriodicBackupsKeepMaxBackups(t *testing.T) {
@@ -113,6 +137,7 @@ func TestPeriodicBackupsKeepMaxBackups(t *testing.T) {
 	// The Event follows the deletion it reports: it may come a moment after the list shows it.
 	g.Eventually(func() int { return events.Emitted(b, "Pruned") }).WithTimeout(10 * time.Second).Should(gomega.BeNumerically(">=", 2))
 	g.Expect(b.Status.NextBackupTime).NotTo(gomega.BeNil())
+	g.Expect(metricValues(g, "quintet_etcd_backup_schedule_interval_seconds", b)).To(gomega.Equal([]float64{5}))
 }
 
 func TestFailedBackupsSayWhyAndLoseNothing(t *testing.T) {
@@ -165,6 +190,8 @@ func TestFailedBackupsSayWhyAndLoseNothing(t *testing.T) {
 			g.Expect(b.Status.Succeeded).To(gomega.BeFalse())
 			g.Expect(b.Status.LastFailure.Consecutive).To(gomega.BeNumerically(">=", 1))
 			g.Expect(events.Emitted(b, tc.reason)).To(gomega.BeNumerically(">=", 1))
+			g.Expect(metricValues(g, "quintet_etcd_backup_failures_total", b)).To(gomega.ConsistOf(gomega.BeNumerically(">=", 1)))
+			g.Expect(metricValues(g, "quintet_etcd_backup_last_success_timestamp_seconds", b)).To(gomega.BeEmpty())
 
 			body, err := rootStore().Get(t.Context(), key)
 			g.Expect(err).NotTo(gomega.HaveOccurred())

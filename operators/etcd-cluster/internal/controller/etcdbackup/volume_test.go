@@ -143,6 +143,7 @@ func TestBackupToAVolumeReportsTheJobsFailure(t *testing.T) {
 			}, timeout, tick).Should(Succeed())
 			g.Expect(b.Status.LastFailure).NotTo(BeNil())
 			g.Expect(strings.Contains(b.Status.Reason, tt.message)).To(BeTrue(), b.Status.Reason)
+			g.Expect(metricValues(g, "quintet_etcd_backup_failures_total", b)).To(Equal([]float64{1}), "the Job's failure counts once")
 		})
 	}
 }

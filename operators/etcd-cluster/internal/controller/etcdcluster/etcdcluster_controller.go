@@ -110,9 +110,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	patcher := status.NewPatcher(c, status.WithConditionMetrics("EtcdCluster"),
 		status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1beta2.CertificateExpiringCondition))
+	leaderBefore := c.Status.LeaderID
 	defer func() {
 		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, c)})
-		recordClusterMetrics(c)
+		recordClusterMetrics(c, leaderBefore)
 	}()
 	return r.reconcileNormal(ctx, c)
 }
@@ -153,6 +154,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster
 		// is retried with back-off.
 		oc := outcome{report: report, step: step, upgradeErr: upgradeErr, stepErr: err, tls: tlsRun, now: time.Now()}
 		setStatus(c, oc, r.addresses(c))
+		recordAlarms(c, report)
 		if e, ok := restoreFailure(oc); ok && e.Reason != v1beta2.ReasonSnapshotCorrupt {
 			// Waits for the user (a Secret, an object, a bucket): look again soon, without
 			// backing off. A corrupt snapshot backs off: each look reads it whole.
@@ -163,6 +165,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster
 	r.recordStep(ctx, c, step)
 	now := time.Now()
 	setStatus(c, outcome{report: report, step: step, upgradeErr: upgradeErr, tls: tlsRun, now: now}, r.addresses(c))
+	recordAlarms(c, report)
 	requeue := requeueAfter(step, report)
 	if conditions.IsTrue(c, conditions.ReadyCondition) && !c.Spec.Paused {
 		// Only a Ready cluster is defragmented: every member a healthy voter, nothing changing.

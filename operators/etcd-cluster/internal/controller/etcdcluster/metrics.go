@@ -1,11 +1,16 @@
 package etcdcluster
 
 import (
+	"strconv"
+	"strings"
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -15,8 +20,8 @@ func clusterLabels(extra ...string) []string { return append([]string{"namespace
 
 // What the operator knows of each cluster, as Prometheus metrics on the manager's /metrics
 // (etcd's own metrics, per member, are etcd's: the operator does not repeat them). Labels are
-// bounded: the cluster, a member name (at most the cluster's size), a certificate name (four)
-// and versions.
+// bounded: the cluster, a member name (at most the cluster's size), a certificate name (four),
+// an alarm (two) and versions.
 var (
 	clusterMembers = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "quintet_etcd_cluster_members",
@@ -50,11 +55,23 @@ var (
 		Name: "quintet_etcd_cluster_certificate_expiry_timestamp_seconds",
 		Help: "When a certificate of an EtcdCluster's TLS expires (peer, server, operator, client), in seconds since the epoch.",
 	}, clusterLabels("certificate"))
+	backendQuota = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quintet_etcd_cluster_backend_quota_bytes",
+		Help: "The backend quota members run with: --quota-backend-bytes of spec.pod.etcdArgs, else etcd's default 2 GiB; absent without a quota.",
+	}, clusterLabels())
+	clusterAlarms = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "quintet_etcd_cluster_alarms",
+		Help: "Members raising each etcd alarm (nospace: a backend quota is full; corrupt), as the last pass that reached a member read them.",
+	}, clusterLabels("alarm"))
+	leaderChanges = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "quintet_etcd_cluster_leader_changes_total",
+		Help: "Times the operator found an EtcdCluster's leader changed from one member to another.",
+	}, clusterLabels())
 )
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(clusterMembers, clusterQuorum, clusterLeader, clusterVersion,
-		memberDBSize, memberDBSizeInUse, memberLastDefragmentation, certificateExpiry)
+		memberDBSize, memberDBSizeInUse, memberLastDefragmentation, certificateExpiry, backendQuota, clusterAlarms, leaderChanges)
 }
 
 // clusterSamples are the series of c's status. It is pure.
@@ -99,7 +116,94 @@ func clusterSamples(c *v1beta2.EtcdCluster) []status.Sample {
 			out = append(out, of(certificateExpiry, float64(cert.NotAfter.Unix()), cert.Name))
 		}
 	}
+	if quota, ok := quotaBackendBytes(c); ok {
+		out = append(out, of(backendQuota, float64(quota)))
+	}
 	return out
+}
+
+// etcdDefaultQuota is etcd's backend quota when --quota-backend-bytes is unset or 0.
+const etcdDefaultQuota = 2 << 30
+
+// quotaBackendBytes is the backend quota of c's members, read from spec.pod.etcdArgs as etcd
+// reads its flags (the last one counts, as a Go integer); false when it is negative (etcd
+// then has none) or no number (etcd does not start).
+func quotaBackendBytes(c *v1beta2.EtcdCluster) (int64, bool) {
+	quota := int64(0)
+	if c.Spec.Pod != nil {
+		for _, arg := range c.Spec.Pod.EtcdArgs {
+			value, ok := strings.CutPrefix(arg, "--quota-backend-bytes=")
+			if !ok {
+				continue
+			}
+			var err error
+			if quota, err = strconv.ParseInt(value, 0, 64); err != nil {
+				return 0, false
+			}
+		}
+	}
+	switch {
+	case quota < 0:
+		return 0, false
+	case quota == 0:
+		return etcdDefaultQuota, true
+	}
+	return quota, true
+}
+
+// alarms are the etcd alarms exported, by label value.
+var alarms = []struct{ label, etcd string }{{"nospace", "NOSPACE"}, {"corrupt", "CORRUPT"}}
+
+// alarmSamples are the members raising each alarm, as rep read them: none when no member
+// answered (the alarms are unknown then). It is pure.
+func alarmSamples(c *v1beta2.EtcdCluster, rep membership.Report) []status.Sample {
+	if !rep.Observed.Reachable {
+		return nil
+	}
+	out := make([]status.Sample, 0, len(alarms))
+	for _, a := range alarms {
+		raising := map[uint64]bool{}
+		for _, raised := range rep.Alarms {
+			if raised.Type == a.etcd {
+				raising[raised.MemberID] = true
+			}
+		}
+		out = append(out, status.Sample{Gauge: clusterAlarms, Labels: []string{c.Namespace, c.Name, a.label}, Value: float64(len(raising))})
+	}
+	return out
+}
+
+// leaderWatch remembers the last leader the operator found in each cluster: a pass that read
+// a status older than the last pass wrote (the cache lags the patch) counts no change twice,
+// and a pass that finds no leader forgets none.
+type leaderWatch struct {
+	mu   sync.Mutex
+	last map[types.NamespacedName]string
+}
+
+// changed records the leader a pass found (now; empty: none), its status having said before,
+// and says whether it is another member than the last leader found.
+func (w *leaderWatch) changed(key types.NamespacedName, before, now string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	last, known := w.last[key]
+	if !known {
+		last = before
+	}
+	if now == "" {
+		now = last
+	}
+	if w.last == nil {
+		w.last = map[types.NamespacedName]string{}
+	}
+	w.last[key] = now
+	return last != "" && now != last
+}
+
+func (w *leaderWatch) forget(key types.NamespacedName) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.last, key)
 }
 
 func bit(b bool) float64 {
@@ -110,13 +214,34 @@ func bit(b bool) float64 {
 }
 
 // exported are each cluster's series: a member removed, a version changed or TLS turned
-// off loses its series, and a cluster deleted loses all of them.
-var exported status.Series[types.NamespacedName]
+// off loses its series, and a cluster deleted loses all of them; exportedAlarms are the
+// alarms of each cluster, and leaders its last leader.
+var (
+	exported       status.Series[types.NamespacedName]
+	exportedAlarms status.Series[types.NamespacedName]
+	leaders        leaderWatch
+)
 
-// recordClusterMetrics exports c's status.
-func recordClusterMetrics(c *v1beta2.EtcdCluster) {
-	exported.Set(types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, clusterSamples(c))
+// recordClusterMetrics exports c's status, and counts a change of leader from the one its
+// status named before the pass (leaderBefore).
+func recordClusterMetrics(c *v1beta2.EtcdCluster, leaderBefore string) {
+	key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
+	exported.Set(key, clusterSamples(c))
+	changes := leaderChanges.WithLabelValues(c.Namespace, c.Name) // 0 until the first change
+	if leaders.changed(key, leaderBefore, c.Status.LeaderID) {
+		changes.Inc()
+	}
+}
+
+// recordAlarms exports the alarms a pass that observed c read.
+func recordAlarms(c *v1beta2.EtcdCluster, rep membership.Report) {
+	exportedAlarms.Set(types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, alarmSamples(c, rep))
 }
 
 // forgetClusterMetrics drops the series of a cluster that is gone.
-func forgetClusterMetrics(key types.NamespacedName) { exported.Forget(key) }
+func forgetClusterMetrics(key types.NamespacedName) {
+	exported.Forget(key)
+	exportedAlarms.Forget(key)
+	leaders.forget(key)
+	leaderChanges.DeleteLabelValues(key.Namespace, key.Name)
+}

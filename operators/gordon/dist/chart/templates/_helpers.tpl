@@ -6,5 +6,11 @@
 {{- .Release.Namespace -}}
 {{- end -}}
 {{- end }}
+{{- define "gordon.prometheus" -}}
+{{- $enable := toString .Values.prometheus.enable -}}
+{{- if or (eq $enable "true") (and (eq $enable "auto") (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor")) -}}
+true
+{{- end -}}
+{{- end }}
 
 {{- define "gordon.allNamespaces" -}}true{{- end }}

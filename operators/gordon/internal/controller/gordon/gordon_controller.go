@@ -48,7 +48,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			r.backoff.forget(req.String())
 			r.transitions.Forget(req.Namespace, req.Name)
 			status.ForgetConditions("Gordon", req.NamespacedName)
-			forgetPodMetrics(req.Namespace, req.Name)
+			forgetGordonMetrics(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -57,7 +57,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	patcher := status.NewPatcher(g, status.WithConditionMetrics("Gordon"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
-	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, g)}) }()
+	defer func() {
+		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, g)})
+		recordGordonMetrics(g)
+	}()
 	return r.reconcileNormal(ctx, g)
 }
 
@@ -81,7 +84,6 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *v1.Gordon) (ctrl.Re
 		r.applyPlan(ctx, g, template, planFor(g, res), &res)
 	}
 	setStatus(g, res)
-	recordPodMetrics(g.Namespace, g.Name, g.Status.Replicas, g.Status.ReadyReplicas)
 	if err := kerrors.NewAggregate([]error{res.createErr, res.deleteErr}); err != nil {
 		return ctrl.Result{}, err
 	}

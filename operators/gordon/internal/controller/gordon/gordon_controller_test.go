@@ -169,6 +169,7 @@ func TestGordonScalesUpAndDownThroughTheScaleSubresource(t *testing.T) {
 	g.Expect(remaining[0].CreationTimestamp.Equal(&oldest.CreationTimestamp)).To(BeTrue(),
 		"the pod kept (%s) must be among the oldest Ready ones", remaining[0].Name)
 	waitReady(t, gordon, 1)
+	g.Eventually(replaced(gordon, replacedExcess), timeout, tick).Should(BeEquivalentTo(4))
 
 	s := &autoscalingv1.Scale{}
 	g.Expect(env.Client.SubResource("scale").Get(ctx, gordon, s)).To(Succeed())
@@ -199,6 +200,11 @@ func TestGordonReplacesDeletedAndFailedPods(t *testing.T) {
 	g.Eventually(func() error {
 		return env.Client.Get(ctx, client.ObjectKeyFromObject(&failed), &corev1.Pod{})
 	}, timeout, tick).ShouldNot(Succeed())
+	// The operator counts the failed pod it deleted, not the pod someone else did.
+	g.Eventually(replaced(gordon, replacedFailed), timeout, tick).Should(BeEquivalentTo(1))
+	for _, reason := range []string{replacedSucceeded, replacedOutdated, replacedExcess} {
+		g.Expect(replaced(gordon, reason)(g)).To(BeZero(), reason)
+	}
 }
 
 func TestGordonNeverRunsMorePodsThanDesiredUnderEventBursts(t *testing.T) {

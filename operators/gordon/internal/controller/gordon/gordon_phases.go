@@ -42,7 +42,11 @@ func (r *Reconciler) removeTerminatedPods(ctx context.Context, g *v1.Gordon, ter
 	for i := range terminated {
 		p := &terminated[i]
 		log.Info("Deleting terminated pod", "pod", p.Name, "phase", p.Status.Phase, "reason", p.Status.Reason)
-		if err := r.Delete(ctx, p, client.Preconditions{UID: &p.UID}); client.IgnoreNotFound(err) != nil {
+		err := r.Delete(ctx, p, client.Preconditions{UID: &p.UID})
+		switch {
+		case err == nil:
+			countReplaced(g, terminatedReason(p))
+		case !apierrors.IsNotFound(err): // a pod someone else deleted first is not counted
 			errs = append(errs, fmt.Errorf("deleting terminated pod %s: %w", p.Name, err))
 			continue
 		}
@@ -68,7 +72,7 @@ func (r *Reconciler) applyPlan(ctx context.Context, g *v1.Gordon, template *core
 		res.createErr = r.createPods(ctx, g, template, plan.create)
 	}
 	if len(plan.delete) > 0 {
-		res.deleteErr = errors.Join(res.deleteErr, r.deletePods(ctx, g, plan.delete, names))
+		res.deleteErr = errors.Join(res.deleteErr, r.deletePods(ctx, g, plan.delete, names, template.Labels[v1.TemplateHashLabel]))
 	}
 }
 
@@ -145,8 +149,9 @@ func slowStart(count int, fn func() error) (int, error) {
 	return done, nil
 }
 
-// deletePods deletes the given pods of g, whose namespace/names are names.
-func (r *Reconciler) deletePods(ctx context.Context, g *v1.Gordon, pods []corev1.Pod, names []string) error {
+// deletePods deletes the given pods of g, whose namespace/names are names; hash is the
+// current pod template's, which tells a rollout's deletions from a scale-down's.
+func (r *Reconciler) deletePods(ctx context.Context, g *v1.Gordon, pods []corev1.Pod, names []string, hash string) error {
 	key := keyOf(g)
 	ctrl.LoggerFrom(ctx).Info("Deleting pods", "pods", names)
 	var errs []error
@@ -157,6 +162,7 @@ func (r *Reconciler) deletePods(ctx context.Context, g *v1.Gordon, pods []corev1
 		switch {
 		case err == nil:
 			deleted++
+			countReplaced(g, planReason(p, hash))
 		case apierrors.IsNotFound(err):
 			r.expectations.deletionObserved(key, names[i])
 		default:

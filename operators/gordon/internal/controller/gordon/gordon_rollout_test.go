@@ -70,6 +70,8 @@ func TestGordonRollsAChangedTemplateWithinMaxSurgeAndMaxUnavailable(t *testing.T
 	waitReady(t, gordon, replicas)
 	g.Expect(gordon.Status.UpdatedReplicas).To(BeEquivalentTo(replicas))
 	g.Expect(writes.Creates(ns)).To(Equal(2*replicas), "each pod replaced once")
+	g.Eventually(replaced(gordon, replacedOutdated), timeout, tick).Should(BeEquivalentTo(replicas))
+	g.Expect(replaced(gordon, replacedExcess)(g)).To(BeZero())
 	g.Expect(events.Emitted(gordon, v1.EventScaled)).To(BeNumerically(">", 1))
 }
 
@@ -120,6 +122,8 @@ func TestGordonReportsARolloutHeldByCrashLoopingPods(t *testing.T) {
 	}, timeout, tick).Should(Succeed())
 	waitReady(t, gordon, 2)
 	g.Expect(conditions.Get(gordon, conditions.DegradedCondition).Reason).To(Equal(conditions.ReasonAsExpected))
+	// The broken pod went as outdated: its template is no longer the current one.
+	g.Eventually(replaced(gordon, replacedOutdated), timeout, tick).Should(BeEquivalentTo(1))
 }
 
 func TestGordonBacksOffReplacingPodsThatKeepFailing(t *testing.T) {
@@ -156,4 +160,5 @@ func TestGordonBacksOffReplacingPodsThatKeepFailing(t *testing.T) {
 	g.Eventually(gone(second), replacementBackoffInitial+timeout, tick).ShouldNot(Succeed())
 	g.Expect(waitForPods(t, gordon, 1)).To(HaveLen(1))
 	g.Expect(writes.Creates(ns)).To(Equal(3))
+	g.Eventually(replaced(gordon, replacedFailed), timeout, tick).Should(BeEquivalentTo(2))
 }

@@ -56,6 +56,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if apierrors.IsNotFound(err) {
 			r.transitions.Forget(req.Namespace, req.Name)
 			status.ForgetConditions("Runtime", req.NamespacedName)
+			forgetRuntimeMetrics(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -66,18 +67,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	patcher := status.NewPatcher(rt, status.WithConditionMetrics("Runtime"),
 		status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1alpha1.InlineCredentialsCondition))
-	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, rt)}) }()
-	return r.reconcileNormal(ctx, rt)
+	var versions []v1alpha1.RuntimeVersion // the namespace's RuntimeVersions as the pass saw them, for the metrics
+	defer func() {
+		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, rt)})
+		recordRuntimeMetrics(rt, versions)
+	}()
+	result, versions, err := r.reconcileNormal(ctx, rt)
+	return result, err
 }
 
-// reconcileNormal makes each component, then the entrypoint's Ingress, and computes status.
-func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) (ctrl.Result, error) {
+// reconcileNormal makes each component, then the entrypoint's Ingress, and computes status;
+// it returns the RuntimeVersions of rt's namespace.
+func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) (ctrl.Result, []v1alpha1.RuntimeVersion, error) {
 	comps := components(rt)
 	errs := make([]error, 0, len(comps)+2)
 	for _, c := range comps {
 		errs = append(errs, r.reconcileComponent(ctx, rt, c))
 	}
-	version, err := r.reconcileIngress(ctx, rt)
+	versions := &v1alpha1.RuntimeVersionList{}
+	version, err := "", r.List(ctx, versions, client.InNamespace(rt.Namespace))
+	if err == nil {
+		version, err = r.reconcileIngress(ctx, rt, versions.Items)
+	}
 	errs = append(errs, err)
 	sets, err := r.statefulSets(ctx, rt)
 	errs = append(errs, err)
@@ -86,7 +97,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	failures := PodFailures(pods)
 	err = errors.Join(errs...)
 	setStatus(rt, comps, sets, version, failures, err)
-	return ensure.ResultOf(err)
+	result, err := ensure.ResultOf(err)
+	return result, versions.Items, err
 }
 
 // reconcileComponent makes c's credentials Secret, Services and StatefulSet.
@@ -158,13 +170,10 @@ func retainedFor(secret *corev1.Secret, rt *v1alpha1.Runtime, c component) bool 
 }
 
 // reconcileIngress routes the entrypoint host to the started RuntimeVersion of rt (the
-// newest, when several are started), and returns its name; without one there is no Ingress.
-func (r *Reconciler) reconcileIngress(ctx context.Context, rt *v1alpha1.Runtime) (string, error) {
-	versions := &v1alpha1.RuntimeVersionList{}
-	if err := r.List(ctx, versions, client.InNamespace(rt.Namespace)); err != nil {
-		return "", err
-	}
-	version := startedVersion(rt.Name, versions.Items)
+// newest, when several of versions are started), and returns its name; without one there is
+// no Ingress.
+func (r *Reconciler) reconcileIngress(ctx context.Context, rt *v1alpha1.Runtime, versions []v1alpha1.RuntimeVersion) (string, error) {
+	version := startedVersion(rt.Name, versions)
 	if version != "" {
 		return version, r.ensure(ctx, rt, ingress(rt, version))
 	}
@@ -177,14 +186,21 @@ func (r *Reconciler) reconcileIngress(ctx context.Context, rt *v1alpha1.Runtime)
 	return "", client.IgnoreNotFound(r.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}))
 }
 
-// startedVersion is the newest Started RuntimeVersion of runtime, "" when none is.
-func startedVersion(runtime string, versions []v1alpha1.RuntimeVersion) string {
+// startedVersions are the RuntimeVersions of versions that name runtime and are Started (and
+// not going).
+func startedVersions(runtime string, versions []v1alpha1.RuntimeVersion) []v1alpha1.RuntimeVersion {
 	var started []v1alpha1.RuntimeVersion
 	for _, v := range versions {
 		if v.Spec.RuntimeRef.Name == runtime && v.Spec.State != v1alpha1.StateStopped && v.DeletionTimestamp.IsZero() {
 			started = append(started, v)
 		}
 	}
+	return started
+}
+
+// startedVersion is the newest Started RuntimeVersion of runtime, "" when none is.
+func startedVersion(runtime string, versions []v1alpha1.RuntimeVersion) string {
+	started := startedVersions(runtime, versions)
 	if len(started) == 0 {
 		return ""
 	}

@@ -65,6 +65,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if client.IgnoreNotFound(err) == nil {
 			r.transitions.Forget(req.Namespace, req.Name)
 			status.ForgetConditions("Minimart", req.NamespacedName)
+			forgetReleaseMetrics(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -75,8 +76,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, err
 	}
 	patcher := status.NewPatcher(m, status.WithConditionMetrics("Minimart"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
-	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, m)}) }()
-	return r.reconcileNormal(ctx, m)
+	var last *release.Release // the release's newest revision as the pass leaves it, for the metrics
+	defer func() {
+		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, m)})
+		recordReleaseMetrics(m, last)
+	}()
+	result, last, err := r.reconcileNormal(ctx, m)
+	return result, err
 }
 
 // addFinalizer holds m until its release is uninstalled: the release's history lives in
@@ -97,6 +103,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, m *v1alpha1.Minimart) 
 	}
 	ctrl.LoggerFrom(ctx).Info("Uninstalling release", "release", m.Name)
 	if err := r.Releases.Uninstall(m.Namespace, m.Name); err != nil {
+		countReleaseFailure(m, actionUninstall)
 		return fmt.Errorf("uninstalling release %s: %w", m.Name, err)
 	}
 	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, v1alpha1.EventUninstalled, "Uninstall", "Uninstalled release %s", m.Name)
@@ -106,8 +113,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, m *v1alpha1.Minimart) 
 }
 
 // reconcileNormal recovers an interrupted release, installs or upgrades it when the spec or
-// the chart changed, restores its objects when they drifted, and computes status.
-func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) (ctrl.Result, error) {
+// the chart changed, restores its objects when they drifted, and computes status; it returns
+// the release's newest revision as it leaves it (nil when it read none).
+func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) (ctrl.Result, *release.Release, error) {
 	o, retry := r.reconcileRelease(ctx, m)
 	if o.err == nil && o.releaseErr == nil && !o.otherOperation && !o.deployed {
 		// The release is deployed as the spec asks: only its objects may have drifted.
@@ -118,11 +126,11 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) 
 	setStatus(m, o)
 	switch {
 	case o.err != nil:
-		return ctrl.Result{}, o.err
+		return ctrl.Result{}, o.last, o.err
 	case o.releaseErr != nil, o.otherOperation:
-		return ctrl.Result{RequeueAfter: retry}, nil
+		return ctrl.Result{RequeueAfter: retry}, o.last, nil
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, o.last, nil
 }
 
 // reconcileRelease reads the release's history and takes the step plan() chooses: install,
@@ -161,6 +169,9 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, m *v1alpha1.Minimart)
 func (r *Reconciler) installRelease(ctx context.Context, m *v1alpha1.Minimart, values map[string]any, last *release.Release) (observation, time.Duration) {
 	ctrl.LoggerFrom(ctx).Info("Installing release", "release", m.Name, "chart", r.chartVersion())
 	rel, err := r.Releases.Install(m.Namespace, m.Name, values, r.postRenderer(m))
+	if err != nil {
+		countReleaseFailure(m, actionInstall)
+	}
 	return r.deployed(ctx, m, v1alpha1.EventInstalled, rel, last, err)
 }
 
@@ -168,6 +179,9 @@ func (r *Reconciler) installRelease(ctx context.Context, m *v1alpha1.Minimart, v
 func (r *Reconciler) upgradeRelease(ctx context.Context, m *v1alpha1.Minimart, values map[string]any, last *release.Release) (observation, time.Duration) {
 	ctrl.LoggerFrom(ctx).Info("Upgrading release", "release", m.Name, "chart", r.chartVersion())
 	rel, err := r.Releases.Upgrade(m.Namespace, m.Name, values, r.postRenderer(m))
+	if err != nil {
+		countReleaseFailure(m, actionUpgrade)
+	}
 	return r.deployed(ctx, m, v1alpha1.EventUpgraded, rel, last, err)
 }
 
@@ -226,6 +240,7 @@ func (r *Reconciler) restoreDrift(ctx context.Context, m *v1alpha1.Minimart, rel
 	if err := r.Releases.Restore(rel); err != nil {
 		return fmt.Errorf("restoring %s of release %s: %w", strings.Join(names, ", "), m.Name, err)
 	}
+	countDriftCorrections(m, len(changed))
 	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, v1alpha1.ReasonDriftRestored, "Restore",
 		"Restored %s as release %s revision %d has them", strings.Join(names, ", "), m.Name, rel.Version)
 	return nil

@@ -6,5 +6,11 @@
 {{- .Release.Namespace -}}
 {{- end -}}
 {{- end }}
+{{- define "ptemplate-device.prometheus" -}}
+{{- $enable := toString .Values.prometheus.enable -}}
+{{- if or (eq $enable "true") (and (eq $enable "auto") (.Capabilities.APIVersions.Has "monitoring.coreos.com/v1/ServiceMonitor")) -}}
+true
+{{- end -}}
+{{- end }}
 
 {{- define "ptemplate-device.allNamespaces" -}}true{{- end }}

@@ -56,7 +56,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if apierrors.IsNotFound(err) {
 			r.transitions.Forget(req.Namespace, req.Name)
 			status.ForgetConditions("Ptemplate", req.NamespacedName)
-			forgetMetrics(req.Namespace, req.Name)
+			forgetPtemplateMetrics(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -64,7 +64,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil // the Module and the DaemonSet go with it (owner references)
 	}
 	patcher := status.NewPatcher(pt, status.WithConditionMetrics("Ptemplate"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
-	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, pt)}) }()
+	defer func() {
+		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, pt)})
+		recordPtemplateMetrics(pt)
+	}()
 	return r.reconcileNormal(ctx, pt)
 }
 
@@ -83,7 +86,6 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, pt *v1alpha.Ptemplate)
 	seen, observeErr := r.observe(ctx, pt)
 	err = errors.Join(err, observeErr)
 	setStatus(pt, seen, err)
-	recordMetrics(pt)
 	return ensure.ResultOf(err)
 }
 

@@ -256,6 +256,9 @@ func TestTheStatusFollowsTheNodesWhereKMMLoadedTheModule(t *testing.T) {
 		g.Expect(pt.Status.Consumers).To(Equal([]string{consumer.Name}))
 		g.Expect(pt.Status.ReadyConsumers).To(BeEquivalentTo(1))
 		g.Expect(conditions.IsTrue(pt, conditions.ReadyCondition)).To(BeTrue())
+		for _, name := range ptemplateMetrics {
+			g.Expect(gauge(name, ns, sampleName)(g)).To(BeEquivalentTo(1), name)
+		}
 	}, timeout, tick).Should(Succeed())
 
 	// KMM unloads it: the label goes, and the node with it (the node watch sees the label).
@@ -265,6 +268,8 @@ func TestTheStatusFollowsTheNodesWhereKMMLoadedTheModule(t *testing.T) {
 		pt := getPtemplate(g, ns)
 		g.Expect(pt.Status.Nodes).To(BeEmpty())
 		g.Expect(readyReason(g, pt)).To(Equal(v1alpha.ReasonModuleNotLoaded))
+		g.Expect(gauge("quintet_ptemplate_module_ready", ns, sampleName)(g)).To(BeZero())
+		g.Expect(gauge("quintet_ptemplate_module_nodes", ns, sampleName)(g)).To(BeZero())
 	}, timeout, tick).Should(Succeed())
 }
 
