@@ -71,19 +71,19 @@ func TestBenchMetrics(t *testing.T) {
 		empty := medianScrape(t)
 		ns := benchNamespace(t, c, "bench-metrics-"+op)
 		kind := createSampleCopies(ctx, t, c, op, ns)
-		waitForConditionSeries(t, kind, ns)
+		exported := waitForConditionSeries(t, kind, ns)
 		full := medianScrape(t)
 		stopBenchManager(manager)
-		perObject := float64(full.series-empty.series) / metricsBenchObjects
+		perObject := float64(full.series-empty.series) / float64(max(exported, 1))
 		for _, s := range []struct {
 			objects int
 			m       metricsScrape
-		}{{0, empty}, {metricsBenchObjects, full}} {
+		}{{0, empty}, {exported, full}} {
 			fmt.Printf("%-17s %8d %8d %10d %10.1f %10d %12s\n", op, s.objects, s.m.series, s.m.own, perObject, s.m.bytes, s.m.took.Round(10*time.Microsecond))
 		}
-		runs = append(runs, fmt.Sprintf("%s\t%d\t%d\t%.1f\t%d\t%.2f", op, full.series, full.own, perObject, full.bytes, float64(full.took.Microseconds())/1000))
+		runs = append(runs, fmt.Sprintf("%s\t%d\t%d\t%d\t%.1f\t%d\t%.2f", op, exported, full.series, full.own, perObject, full.bytes, float64(full.took.Microseconds())/1000))
 	}
-	writeBenchFigures(t, "operator\tseries at 100 objects (series)\tquintet_* series (series)\tseries per object (series)\tbytes (B)\tscrape p50 (ms)", runs...)
+	writeBenchFigures(t, "operator\tobjects exported (objects)\tseries (series)\tquintet_* series (series)\tseries per object (series)\tbytes (B)\tscrape p50 (ms)", runs...)
 }
 
 // createSampleCopies creates metricsBenchObjects copies of the operator's sample in ns, and
@@ -102,22 +102,26 @@ func createSampleCopies(ctx context.Context, t *testing.T, c client.Client, op, 
 	return sample.GetKind()
 }
 
-// waitForConditionSeries waits until the manager exports a condition of every copy.
-func waitForConditionSeries(t *testing.T, kind, ns string) {
-	prefix := fmt.Sprintf(`quintet_resource_condition{kind=%q,namespace=%q,`, kind, ns)
-	for deadline := time.Now().Add(10 * time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
-		names := map[string]bool{}
+// waitForConditionSeries waits, five minutes at most, until the manager exports a condition
+// of every copy, and returns how many it exports: a bench of a manager that falls behind says
+// so rather than fail.
+func waitForConditionSeries(t *testing.T, kind, ns string) int {
+	// The exposition orders labels by name: kind, name, namespace, status, type.
+	prefix, inNamespace := fmt.Sprintf(`quintet_resource_condition{kind=%q,name="`, kind), fmt.Sprintf(`",namespace=%q,`, ns)
+	names := map[string]bool{}
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline) && len(names) < metricsBenchObjects; time.Sleep(2 * time.Second) {
+		names = map[string]bool{}
 		for _, line := range strings.Split(string(scrapeBody(t)), "\n") {
-			if rest, ok := strings.CutPrefix(line, prefix); ok {
-				name, _, _ := strings.Cut(strings.TrimPrefix(rest, `name="`), `"`)
+			if rest, ok := strings.CutPrefix(line, prefix); ok && strings.Contains(rest, inNamespace) {
+				name, _, _ := strings.Cut(rest, `"`)
 				names[name] = true
 			}
 		}
-		if len(names) >= metricsBenchObjects {
-			return
-		}
 	}
-	t.Fatalf("the %s manager did not export the conditions of %d %s objects in 10 minutes", kind, metricsBenchObjects, kind)
+	if len(names) < metricsBenchObjects {
+		t.Logf("the %s manager exports the conditions of %d of %d objects after 5 minutes", kind, len(names), metricsBenchObjects)
+	}
+	return len(names)
 }
 
 // medianScrape scrapes the manager metricsBenchScrapes times and returns the last scrape's
