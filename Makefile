@@ -481,7 +481,7 @@ s3-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Run the S3-compatible store (versit
 	@{ $(KUBECTL) -n quintet-s3 wait --for=create pod/versitygw-0 --timeout=5m >/dev/null && \
 	  $(KUBECTL) -n quintet-s3 wait --for=condition=Ready pod/versitygw-0 --timeout=5m; } || { \
 	  $(KUBECTL) -n quintet-s3 describe pods,persistentvolumeclaims; $(KUBECTL) -n quintet-s3 logs statefulset/versitygw --tail=50; exit 1; }
-	@KUBECTL=$(KUBECTL) hack/s3.sh bucket etcd-backups
+	@KUBECTL=$(KUBECTL) hack/s3.sh bucket etcd-backups || { $(KUBECTL) -n quintet-s3 get pods,services,endpointslices -o wide; exit 1; }
 
 # The monitoring stack's images are built apart from `make images`: only prometheus-up needs them.
 MONITORING_IMAGES_DIR = $(BIN)/image-tarballs-monitoring
@@ -546,7 +546,8 @@ E2E_PROCS ?= 3
 e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down (GINKGO_ARGS='--focus=...').
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
 	  echo "make e2e: stopping the running local cluster (and its managers) to start a clean one"; fi
-	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up cert-manager-up s3-up prometheus-up docker-push bundle-push catalog-push helm-push; \
+	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up cert-manager-up s3-up prometheus-up docker-push bundle-push catalog-push helm-push || \
+	  { rc=$$?; $(MAKE) --no-print-directory cluster-down registry-down; exit $$rc; }; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
 	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v --procs=$(E2E_PROCS) $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
