@@ -66,6 +66,30 @@ type promAlert struct {
 	State  string            `json:"state"`
 }
 
+// targetsOf are the targets of job whose services are in namespace.
+func targetsOf(targets []promTarget, job, namespace string) []promTarget {
+	var mine []promTarget
+	for _, t := range targets {
+		if t.Labels["job"] == job && t.Labels["namespace"] == namespace {
+			mine = append(mine, t)
+		}
+	}
+	return mine
+}
+
+// expectScrapedUp waits until Prometheus scrapes job's one target in namespace, up.
+func expectScrapedUp(ctx context.Context, job, namespace string) {
+	By(fmt.Sprintf("finding the target of %s in %s up", job, namespace))
+	Eventually(func(g Gomega) {
+		var data struct{ ActiveTargets []promTarget }
+		prometheusAPI(ctx, g, "/api/v1/targets", url.Values{"state": {"active"}}, &data)
+		mine := targetsOf(data.ActiveTargets, job, namespace)
+		g.Expect(mine).To(HaveLen(1), "the targets of job %s in %s", job, namespace)
+		g.Expect(mine[0].ScrapeURL).To(HavePrefix("https://"))
+		g.Expect(mine[0].Health).To(Equal("up"), mine[0].LastError)
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+}
+
 // firingAlerts are the alerts named name that fire, by their labels.
 func firingAlerts(ctx context.Context, g Gomega, name string) []map[string]string {
 	var data struct{ Alerts []promAlert }
@@ -130,21 +154,7 @@ var _ = Describe("Monitoring: a real Prometheus scrapes every operator and runs 
 
 	It("scrapes every manager through its ServiceMonitor over HTTPS with the Prometheus's token; a scrape without one is refused", func(ctx SpecContext) {
 		for _, op := range operators() {
-			By("finding the target of " + op + "-operator up, over https")
-			Eventually(func(g Gomega) {
-				var data struct{ ActiveTargets []promTarget }
-				prometheusAPI(ctx, g, "/api/v1/targets", url.Values{"state": {"active"}}, &data)
-				var mine []promTarget
-				for _, t := range data.ActiveTargets {
-					if t.Labels["job"] == op+"-operator" {
-						mine = append(mine, t)
-					}
-				}
-				g.Expect(mine).To(HaveLen(1), "the targets of job %s-operator", op)
-				g.Expect(mine[0].ScrapeURL).To(HavePrefix("https://"))
-				g.Expect(mine[0].Labels).To(HaveKeyWithValue("namespace", op+"-system-monitoring"))
-				g.Expect(mine[0].Health).To(Equal("up"), mine[0].LastError)
-			}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+			expectScrapedUp(ctx, op+"-operator", op+"-system-monitoring")
 		}
 
 		manager := managerOnRealNode(ctx, "gordon-system-monitoring")
@@ -204,8 +214,8 @@ var _ = Describe("Monitoring: a real Prometheus scrapes every operator and runs 
 				for _, target := range panel.Targets {
 					Eventually(func(g Gomega) {
 						values := queryValues(ctx, g, variables.Replace(target.Expr))
-						if panel.Title == "Managers up" {
-							g.Expect(values).To(ConsistOf("1"), "%s: %s", op, target.Expr)
+						if panel.Title == "Managers up" { // this spec's, and any another spec installed meanwhile
+							g.Expect(values).To(ConsistOf(Not(Equal("0"))), "%s: %s", op, target.Expr)
 						}
 					}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 				}

@@ -123,6 +123,21 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 		By(csv.GetName() + " runs on " + realNodeName + "; a Gordon in its namespace gets its pods")
 		gordon := applySample(ctx, "gordon", "operator_v1_gordon.yaml", ns)
 		expectGordonRunning(ctx, gordon, 3)
+		By("the manager applies its ServiceMonitor, PrometheusRule and dashboard, owned by its metrics Service, and Prometheus scrapes it")
+		service := &corev1.Service{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gordon-controller-manager-metrics-service"}, service)).To(Succeed())
+		for _, o := range []struct{ apiVersion, kind, name string }{
+			{"monitoring.coreos.com/v1", "ServiceMonitor", "gordon-controller-manager-metrics-monitor"},
+			{"monitoring.coreos.com/v1", "PrometheusRule", "gordon-alerts"},
+			{"v1", "ConfigMap", "gordon-dashboard"},
+		} {
+			Eventually(func(g Gomega) {
+				u := olmObject(o.apiVersion, o.kind, ns, o.name, nil)
+				g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(u), u)).To(Succeed())
+				g.Expect(u.GetOwnerReferences()).To(ConsistOf(HaveField("UID", service.UID)))
+			}).WithContext(ctx).Should(Succeed(), "%s %s/%s", o.kind, ns, o.name)
+		}
+		expectScrapedUp(ctx, "gordon-operator", ns)
 	})
 
 	It("serves the catalog image as a CatalogSource on the real node, and unpacks bundle images with Jobs", func(ctx SpecContext) {

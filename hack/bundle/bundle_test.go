@@ -71,7 +71,7 @@ func TestCSVNamesTheVersionAndTheUpgradeEdge(t *testing.T) {
 	}
 }
 
-func TestManagerWatchesTheOperatorGroupsTargetNamespaces(t *testing.T) {
+func TestManagerWatchesTheOperatorGroupsTargetNamespacesAndInstallsItsMonitoring(t *testing.T) {
 	_, csv := generateGordon(t)
 	deployments := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs
 	if len(deployments) != 1 {
@@ -84,6 +84,9 @@ func TestManagerWatchesTheOperatorGroupsTargetNamespaces(t *testing.T) {
 	i := slices.IndexFunc(manager.Env, func(e corev1.EnvVar) bool { return e.Name == "WATCH_NAMESPACE" })
 	if i < 0 || manager.Env[i].ValueFrom == nil || manager.Env[i].ValueFrom.FieldRef.FieldPath != targetNamespaces {
 		t.Fatalf("WATCH_NAMESPACE must come from %s: %+v", targetNamespaces, manager.Env)
+	}
+	if !slices.Contains(manager.Args, installMonitoring) {
+		t.Errorf("the manager does not apply its monitoring objects: %v", manager.Args)
 	}
 	if manager.Resources.Requests.Cpu().IsZero() || manager.Resources.Limits.Memory().IsZero() {
 		t.Errorf("the manager needs requests and limits: %+v", manager.Resources)
@@ -100,6 +103,10 @@ func TestPermissionsAreExactlyTheBoundRoles(t *testing.T) {
 	}
 	if !grants(spec.Permissions[0].Rules, "coordination.k8s.io", "leases", "update") {
 		t.Errorf("the leader-election Role belongs in permissions: %+v", spec.Permissions)
+	}
+	if !grants(spec.Permissions[0].Rules, "monitoring.coreos.com", "servicemonitors", "patch") ||
+		!grants(spec.Permissions[0].Rules, "", "services", "get") {
+		t.Errorf("--install-monitoring's rules belong in permissions: %+v", spec.Permissions)
 	}
 	// The manager role and the leader-election Role both grant events: once is enough.
 	events := 0

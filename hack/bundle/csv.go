@@ -21,6 +21,19 @@ import (
 // OperatorGroup targets, comma-separated, empty for all. Managers read it as WATCH_NAMESPACE.
 const targetNamespaces = "metadata.annotations['olm.targetNamespaces']"
 
+// installMonitoring makes the manager apply its ServiceMonitor, PrometheusRule and dashboard
+// where prometheus-operator runs: the bundle cannot carry them, as OLM fails an InstallPlan
+// with an object of a kind the cluster does not serve (shared/monitoring).
+const installMonitoring = "--install-monitoring"
+
+// monitoringRules are what installMonitoring needs, in the manager's own namespace: apply the
+// three objects, read the metrics Service that owns them.
+var monitoringRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"prometheusrules", "servicemonitors"}, Verbs: []string{"create", "patch"}},
+	{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create", "patch"}},
+	{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get"}},
+}
+
 // conditionsDescriptor is the console's descriptor for a list of status conditions.
 const conditionsDescriptor = "urn:alm:descriptor:io.kubernetes.conditions"
 
@@ -85,7 +98,7 @@ func sampleObjects(samples []*unstructured.Unstructured) []map[string]any {
 // what cluster-wide bindings grant becomes permissions too where it is about namespaced
 // resources, so that it holds in the OperatorGroup's target namespaces only, and
 // clusterPermissions where it is about cluster-scoped ones (placeRules). Exactly what the
-// kubebuilder markers generated, nothing more.
+// kubebuilder markers generated, and what --install-monitoring needs, nothing more.
 func installStrategy(in csvInput) (operatorsv1alpha1.StrategyDetailsDeployment, error) {
 	var strategy operatorsv1alpha1.StrategyDetailsDeployment
 	for _, d := range in.deployments {
@@ -102,6 +115,9 @@ func installStrategy(in csvInput) (operatorsv1alpha1.StrategyDetailsDeployment, 
 			c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == watchNamespaceEnv })
 			c.Env = append(c.Env, corev1.EnvVar{Name: watchNamespaceEnv, ValueFrom: &corev1.EnvVarSource{
 				FieldRef: &corev1.ObjectFieldSelector{FieldPath: targetNamespaces}}})
+			if !slices.Contains(c.Args, installMonitoring) {
+				c.Args = append(c.Args, installMonitoring)
+			}
 		}
 		strategy.DeploymentSpecs = append(strategy.DeploymentSpecs, operatorsv1alpha1.StrategyDeploymentSpec{
 			Name: d.Name, Spec: *spec, Label: d.Labels,
@@ -126,6 +142,9 @@ func installStrategy(in csvInput) (operatorsv1alpha1.StrategyDetailsDeployment, 
 		if len(clusterWide) > 0 {
 			strategy.ClusterPermissions = mergePermissions(strategy.ClusterPermissions, g.serviceAccount, clusterWide)
 		}
+	}
+	for _, d := range in.deployments {
+		strategy.Permissions = mergePermissions(strategy.Permissions, d.Spec.Template.Spec.ServiceAccountName, monitoringRules)
 	}
 	return strategy, nil
 }

@@ -21,6 +21,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/quintet-operators/quintet/shared/monitoring"
 	"github.com/quintet-operators/quintet/shared/restapi"
 )
 
@@ -44,7 +45,11 @@ type Flags struct {
 	KubeAPIBurst int
 	// API is the REST API (with Swagger UI) over the operator's kinds; off unless given an address.
 	API restapi.Options
-	Zap zap.Options
+	// InstallMonitoring: the manager applies its ServiceMonitor, PrometheusRule and dashboard
+	// ConfigMap in its own namespace whenever prometheus-operator's kinds are served (package
+	// monitoring). Only the OLM bundle's CSV sets it.
+	InstallMonitoring bool
+	Zap               zap.Options
 }
 
 // Bind registers the flags with the defaults of an in-cluster deployment, but for leader
@@ -66,6 +71,9 @@ func (f *Flags) Bind(flags *flag.FlagSet) {
 	flags.Float64Var(&f.KubeAPIQPS, "kube-api-qps", 0,
 		"Client-side limit on API requests per second (0: none, API Priority and Fairness applies); kube-controller-manager uses 50 (burst 100) by default.")
 	flags.IntVar(&f.KubeAPIBurst, "kube-api-burst", 0, "Burst above --kube-api-qps (0: none).")
+	flags.BoolVar(&f.InstallMonitoring, "install-monitoring", false,
+		"Apply the operator's ServiceMonitor, PrometheusRule and Grafana dashboard ConfigMap in the manager's namespace whenever "+
+			"the cluster serves prometheus-operator's kinds (the OLM bundle sets it; Helm and kustomize install them themselves).")
 	f.API.Bind(flags)
 	f.Zap = zap.Options{Development: false}
 	f.Zap.BindFlags(flags)
@@ -145,10 +153,18 @@ func Options(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ct
 	return opts
 }
 
-// Run builds the manager, lets setup add the controllers, adds the REST API over the CRDs in
-// crds when its flags turn it on, and runs until SIGTERM or SIGINT. It logs and exits the
-// process with status 1 on any error, as a main function would.
-func Run(name string, f Flags, scheme *runtime.Scheme, crds fs.FS, setup func(ctrl.Manager) error, customize ...func(*ctrl.Options)) {
+// Assets are what an operator embeds for the manager: its CRDs (config/crd/bases), which the
+// REST API serves, and its monitoring objects (config/prometheus).
+type Assets struct {
+	CRDs       fs.FS
+	Monitoring monitoring.Set
+}
+
+// Run builds the manager, lets setup add the controllers, adds the REST API over the CRDs
+// and the monitoring objects' installer when the flags turn them on, and runs until SIGTERM
+// or SIGINT. It logs and exits the process with status 1 on any error, as a main function
+// would.
+func Run(name string, f Flags, scheme *runtime.Scheme, assets Assets, setup func(ctrl.Manager) error, customize ...func(*ctrl.Options)) {
 	mgr, err := New(name, f, scheme, customize...)
 	if err != nil {
 		ctrl.Log.Error(err, "Unable to create the manager")
@@ -158,9 +174,15 @@ func Run(name string, f Flags, scheme *runtime.Scheme, crds fs.FS, setup func(ct
 		ctrl.Log.Error(err, "Unable to set up the controllers")
 		os.Exit(1)
 	}
-	if err := addAPI(mgr, name, f.API, crds); err != nil {
+	if err := addAPI(mgr, name, f.API, assets.CRDs); err != nil {
 		ctrl.Log.Error(err, "Unable to set up the REST API")
 		os.Exit(1)
+	}
+	if f.InstallMonitoring {
+		if err := monitoring.Add(mgr, assets.Monitoring); err != nil {
+			ctrl.Log.Error(err, "Unable to set up the monitoring objects' installer")
+			os.Exit(1)
+		}
 	}
 	ctrl.Log.Info("Starting the manager", "operator", name)
 	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {

@@ -18,7 +18,7 @@ var conditionStatuses = []string{"True", "False", "Unknown"}
 var conditionGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 	Name: "quintet_resource_condition",
 	Help: "A condition of a custom resource: 1 for its current status (True, False or Unknown), 0 for the other two.",
-}, []string{"kind", "namespace", "name", "type", "status"})
+}, []string{"kind", namespaceLabel, nameLabel, "type", "status"})
 
 func init() { ctrlmetrics.Registry.MustRegister(conditionGauge) }
 

@@ -16,6 +16,7 @@ import (
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/config/crd"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/config/prometheus"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdbackup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdcluster"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdrestore"
@@ -54,7 +55,8 @@ func main() {
 	flag.DurationVar(&o.requestTimeout, "etcd-request-timeout", membership.DefaultRequestTimeout,
 		"How long to wait for each etcd cluster API request (member list, status, add, promote, remove).")
 	flag.Parse()
-	manager.Run(o.name(), flags, newScheme(), crd.Bases, o.setup, etcdcluster.CacheOptions, jobs.CacheOptions)
+	assets := manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring}
+	manager.Run(o.name(), flags, newScheme(), assets, o.setup, etcdcluster.CacheOptions, jobs.CacheOptions)
 }
 
 // name is the manager's: the cluster-wide one has its own leader election, as both kinds may

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
 	"github.com/quintet-operators/quintet/operators/gordon/config/crd"
+	"github.com/quintet-operators/quintet/operators/gordon/config/prometheus"
 	"github.com/quintet-operators/quintet/operators/gordon/internal/controller/gordon"
 	"github.com/quintet-operators/quintet/shared/manager"
 )
@@ -21,7 +22,7 @@ func main() {
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
 	flag.Parse()
-	manager.Run("gordon", flags, newScheme(), crd.Bases, setup, gordon.CacheOptions)
+	manager.Run("gordon", flags, newScheme(), manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring}, setup, gordon.CacheOptions)
 }
 
 func newScheme() *runtime.Scheme {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
 	"github.com/quintet-operators/quintet/operators/kre-runtime/config/crd"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/config/prometheus"
 	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/kreruntime"
 	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/runtimeversion"
 	"github.com/quintet-operators/quintet/shared/manager"
@@ -21,7 +22,7 @@ func main() {
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
 	flag.Parse()
-	manager.Run("kre-runtime", flags, newScheme(), crd.Bases, setup, kreruntime.CacheOptions)
+	manager.Run("kre-runtime", flags, newScheme(), manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring}, setup, kreruntime.CacheOptions)
 }
 
 func newScheme() *runtime.Scheme {

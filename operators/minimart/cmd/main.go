@@ -14,6 +14,7 @@ import (
 	"github.com/quintet-operators/quintet/operators/minimart"
 	"github.com/quintet-operators/quintet/operators/minimart/api/v1alpha1"
 	"github.com/quintet-operators/quintet/operators/minimart/config/crd"
+	"github.com/quintet-operators/quintet/operators/minimart/config/prometheus"
 	minimartctrl "github.com/quintet-operators/quintet/operators/minimart/internal/controller/minimart"
 	"github.com/quintet-operators/quintet/operators/minimart/internal/release"
 	"github.com/quintet-operators/quintet/shared/manager"
@@ -24,7 +25,7 @@ func main() {
 	flags.Bind(flag.CommandLine)
 	maxHistory := flag.Int("max-history", release.DefaultMaxHistory, "How many revisions each release keeps (helm upgrade --history-max); 0 keeps all.")
 	flag.Parse()
-	manager.Run("minimart", flags, newScheme(), crd.Bases, setup(*maxHistory), minimartctrl.CacheOptions)
+	manager.Run("minimart", flags, newScheme(), manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring}, setup(*maxHistory), minimartctrl.CacheOptions)
 }
 
 func newScheme() *runtime.Scheme {

@@ -12,6 +12,7 @@ import (
 
 	v1alpha "github.com/quintet-operators/quintet/operators/ptemplate-device/api/v1alpha"
 	"github.com/quintet-operators/quintet/operators/ptemplate-device/config/crd"
+	"github.com/quintet-operators/quintet/operators/ptemplate-device/config/prometheus"
 	"github.com/quintet-operators/quintet/operators/ptemplate-device/internal/controller/ptemplate"
 	"github.com/quintet-operators/quintet/shared/manager"
 )
@@ -20,7 +21,7 @@ func main() {
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
 	flag.Parse()
-	manager.Run("ptemplate-device", flags, newScheme(), crd.Bases, setup, ptemplate.CacheOptions)
+	manager.Run("ptemplate-device", flags, newScheme(), manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring}, setup, ptemplate.CacheOptions)
 }
 
 func newScheme() *runtime.Scheme {

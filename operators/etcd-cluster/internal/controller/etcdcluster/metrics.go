@@ -63,10 +63,10 @@ var (
 		Name: "quintet_etcd_cluster_alarms",
 		Help: "Members raising each etcd alarm (nospace: a backend quota is full; corrupt), as the last pass that reached a member read them.",
 	}, clusterLabels("alarm"))
-	leaderChanges = prometheus.NewCounterVec(prometheus.CounterOpts{
+	leaderChanges = status.NewCounter(prometheus.CounterOpts{
 		Name: "quintet_etcd_cluster_leader_changes_total",
 		Help: "Times the operator found an EtcdCluster's leader changed from one member to another.",
-	}, clusterLabels())
+	}, "")
 )
 
 func init() {
@@ -227,9 +227,9 @@ var (
 func recordClusterMetrics(c *v1beta2.EtcdCluster, leaderBefore string) {
 	key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
 	exported.Set(key, clusterSamples(c))
-	changes := leaderChanges.WithLabelValues(c.Namespace, c.Name) // 0 until the first change
+	leaderChanges.Start(c.Namespace, c.Name)
 	if leaders.changed(key, leaderBefore, c.Status.LeaderID) {
-		changes.Inc()
+		leaderChanges.Of(c.Namespace, c.Name).Inc()
 	}
 }
 
@@ -243,5 +243,5 @@ func forgetClusterMetrics(key types.NamespacedName) {
 	exported.Forget(key)
 	exportedAlarms.Forget(key)
 	leaders.forget(key)
-	leaderChanges.DeleteLabelValues(key.Namespace, key.Name)
+	leaderChanges.Forget(key.Namespace, key.Name)
 }

@@ -10,13 +10,8 @@ import (
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
-// The labels every series has: the Gordon's namespace and name.
-const namespaceLabel, nameLabel = "namespace", "name"
-
-// gordonLabels are the names of the labels every series has, then extra.
-func gordonLabels(extra ...string) []string {
-	return append([]string{namespaceLabel, nameLabel}, extra...)
-}
+// gordonLabels are the labels every gauge has: the Gordon's namespace and name.
+var gordonLabels = []string{"namespace", "name"}
 
 // What the operator knows of each Gordon's pods, as Prometheus metrics on the manager's
 // /metrics. Labels are bounded: the Gordon, and for the counter one of replacedReasons.
@@ -24,23 +19,23 @@ var (
 	desiredPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "quintet_gordon_desired_pods",
 		Help: "Pods a Gordon asks for (spec.gordon.replicas).",
-	}, gordonLabels())
+	}, gordonLabels)
 	managedPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "quintet_gordon_managed_pods",
 		Help: "Pods a Gordon operates (created, not terminating).",
-	}, gordonLabels())
+	}, gordonLabels)
 	readyPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "quintet_gordon_ready_pods",
 		Help: "Pods of a Gordon that are Ready.",
-	}, gordonLabels())
+	}, gordonLabels)
 	updatedPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "quintet_gordon_updated_pods",
 		Help: "Pods of a Gordon that run its current pod template (status.updatedReplicas): a rollout's progress.",
-	}, gordonLabels())
-	podsReplaced = prometheus.NewCounterVec(prometheus.CounterOpts{
+	}, gordonLabels)
+	podsReplaced = status.NewCounter(prometheus.CounterOpts{
 		Name: "quintet_gordon_pods_replaced_total",
 		Help: "Pods of a Gordon the operator deleted, by reason: failed or succeeded (terminated, replaced), outdated (a rollout), excess (a scale-down).",
-	}, gordonLabels("reason"))
+	}, "reason", replacedFailed, replacedSucceeded, replacedOutdated, replacedExcess)
 )
 
 // Why the operator deleted a pod: the reason label of quintet_gordon_pods_replaced_total.
@@ -56,9 +51,6 @@ const (
 	// scale-down (not replaced).
 	replacedExcess = "excess"
 )
-
-// replacedReasons are every value of the reason label.
-var replacedReasons = []string{replacedFailed, replacedSucceeded, replacedOutdated, replacedExcess}
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(desiredPods, managedPods, readyPods, updatedPods, podsReplaced)
@@ -101,18 +93,16 @@ var exported status.Series[types.NamespacedName]
 // reason, so that the first deletion of each shows as an increase.
 func recordGordonMetrics(g *v1.Gordon) {
 	exported.Set(types.NamespacedName{Namespace: g.Namespace, Name: g.Name}, gordonSamples(g))
-	for _, reason := range replacedReasons {
-		podsReplaced.WithLabelValues(g.Namespace, g.Name, reason)
-	}
+	podsReplaced.Start(g.Namespace, g.Name)
 }
 
 // countReplaced counts a pod of g the operator deleted, for reason.
 func countReplaced(g *v1.Gordon, reason string) {
-	podsReplaced.WithLabelValues(g.Namespace, g.Name, reason).Inc()
+	podsReplaced.Of(g.Namespace, g.Name, reason).Inc()
 }
 
 // forgetGordonMetrics drops every series of a Gordon that is gone, its counters included.
 func forgetGordonMetrics(key types.NamespacedName) {
 	exported.Forget(key)
-	podsReplaced.DeletePartialMatch(prometheus.Labels{namespaceLabel: key.Namespace, nameLabel: key.Name})
+	podsReplaced.Forget(key.Namespace, key.Name)
 }

@@ -78,6 +78,9 @@ func TestADeletedPodIsCountedForWhyItWasDeleted(t *testing.T) {
 	}
 }
 
+// replacedReasons are every value of the reason label.
+var replacedReasons = []string{replacedFailed, replacedSucceeded, replacedOutdated, replacedExcess}
+
 // A Gordon's counters start at 0 for every reason, count its deletions, and go with it, as
 // its gauges do.
 func TestRecordedGordonMetricsGoWithTheGordon(t *testing.T) {

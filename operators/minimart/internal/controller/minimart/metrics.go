@@ -28,14 +28,14 @@ var (
 		Name: "quintet_minimart_release_status",
 		Help: "Always 1, on the Helm status of the newest revision of a Minimart's release (helm list's STATUS); unknown when the operator read none.",
 	}, minimartLabels("status"))
-	driftCorrections = prometheus.NewCounterVec(prometheus.CounterOpts{
+	driftCorrections = status.NewCounter(prometheus.CounterOpts{
 		Name: "quintet_minimart_drift_corrections_total",
 		Help: "Objects of a Minimart's release the operator put back as the release has them, after they were deleted or edited.",
-	}, minimartLabels())
-	releaseFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+	}, "")
+	releaseFailures = status.NewCounter(prometheus.CounterOpts{
 		Name: "quintet_minimart_release_failures_total",
 		Help: "Helm actions on a Minimart's release that failed, by action: install, upgrade, uninstall (the operator never rolls back).",
-	}, minimartLabels("action"))
+	}, "action", actionInstall, actionUpgrade, actionUninstall)
 )
 
 // The Helm actions the operator runs: the action label of quintet_minimart_release_failures_total.
@@ -44,9 +44,6 @@ const (
 	actionUpgrade   = "upgrade"
 	actionUninstall = "uninstall"
 )
-
-// releaseActions are every value of the action label.
-var releaseActions = []string{actionInstall, actionUpgrade, actionUninstall}
 
 // helmStatuses are the statuses Helm gives a revision: every value of the status label.
 var helmStatuses = []release.Status{
@@ -89,26 +86,23 @@ var exported status.Series[types.NamespacedName]
 // that the first drift correction or failure shows as an increase.
 func recordReleaseMetrics(m *v1alpha1.Minimart, last *release.Release) {
 	exported.Set(types.NamespacedName{Namespace: m.Namespace, Name: m.Name}, releaseSamples(m, last))
-	driftCorrections.WithLabelValues(m.Namespace, m.Name)
-	for _, action := range releaseActions {
-		releaseFailures.WithLabelValues(m.Namespace, m.Name, action)
-	}
+	driftCorrections.Start(m.Namespace, m.Name)
+	releaseFailures.Start(m.Namespace, m.Name)
 }
 
 // countDriftCorrections counts n objects of m's release put back.
 func countDriftCorrections(m *v1alpha1.Minimart, n int) {
-	driftCorrections.WithLabelValues(m.Namespace, m.Name).Add(float64(n))
+	driftCorrections.Of(m.Namespace, m.Name).Add(float64(n))
 }
 
 // countReleaseFailure counts a Helm action on m's release that failed.
 func countReleaseFailure(m *v1alpha1.Minimart, action string) {
-	releaseFailures.WithLabelValues(m.Namespace, m.Name, action).Inc()
+	releaseFailures.Of(m.Namespace, m.Name, action).Inc()
 }
 
 // forgetReleaseMetrics drops every series of a Minimart that is gone, its counters included.
 func forgetReleaseMetrics(key types.NamespacedName) {
 	exported.Forget(key)
-	labels := prometheus.Labels{"namespace": key.Namespace, "name": key.Name}
-	driftCorrections.DeletePartialMatch(labels)
-	releaseFailures.DeletePartialMatch(labels)
+	driftCorrections.Forget(key.Namespace, key.Name)
+	releaseFailures.Forget(key.Namespace, key.Name)
 }

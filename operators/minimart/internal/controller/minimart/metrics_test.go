@@ -19,6 +19,9 @@ import (
 	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
+// releaseActions are every value of the action label.
+var releaseActions = []string{actionInstall, actionUpgrade, actionUninstall}
+
 // sampleText writes samples as `metric[labels after namespace and name] value`, in order.
 func sampleText(samples []status.Sample) []string {
 	names := map[any]string{releaseRevision: "revision", releaseStatus: "status"}
