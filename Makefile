@@ -592,7 +592,7 @@ images: $(KUBE_BIN)/.built $(VERSITYGW) $(FERRETDB) $(ETCD_PREVIOUS) $(ETCD_CLUS
 
 ##@ Benchmarks
 
-.PHONY: bench-gordon bench-minimart bench-restapi bench-etcd-backup bench-kre bench-metrics
+.PHONY: bench-gordon bench-minimart bench-restapi bench-etcd-backup bench-kre bench-metrics bench-scale
 # bench_plot,NAME,TITLE: after a benchmark that passed ($$rc), plot docs/benchmarks/NAME.tsv,
 # the figures it wrote, as docs/benchmarks/NAME.svg; the recipe's exit status is the bench's.
 bench_plot = [ $$rc -ne 0 ] || $(DOCS_TOOL) plot "$(2)" docs/benchmarks/$(1).tsv docs/benchmarks/$(1).svg; exit $$rc
@@ -600,8 +600,9 @@ bench-kre: tools-test $(DOCS_TOOL) ## kre-runtime's sample workflow on the real 
 	@$(MAKE) --no-print-directory cluster-down cluster-up
 	@rc=0; (cd e2e && $(E2E_ENV) BENCH_FIGURES=$(ROOT)/docs/benchmarks/kre.tsv go test -tags bench -run TestBenchKRE -count=1 -timeout 30m -v . 2>&1 | tee $(LOCAL)/bench-kre.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down; $(call bench_plot,kre,kre-runtime: POST /predict through a 3-node workflow on the real node)
-bench-etcd-backup: $(KUBE_BIN)/.built $(VERSITYGW) ## An EtcdBackup of a BENCH_DB_MIB (256) MiB database, real etcd to real versitygw on loopback, and its restore: time, throughput, peak RSS.
-	cd operators/etcd-cluster && go test -tags bench -run TestBenchBackup -count=1 -timeout 20m -v ./internal/backup/ 2>&1 | tee $(LOCAL)/bench-etcd-backup.log | grep -v "^=== RUN"
+bench-etcd-backup: $(KUBE_BIN)/.built $(VERSITYGW) $(DOCS_TOOL) ## An EtcdBackup of a BENCH_DB_MIB (256) MiB database, real etcd to real versitygw on loopback, and its restore: time, throughput, peak RSS; figures and plot in docs/benchmarks/.
+	@rc=0; (cd operators/etcd-cluster && BENCH_FIGURES=$(ROOT)/docs/benchmarks/etcd-backup.tsv go test -tags bench -run TestBenchBackup -count=1 -timeout 20m -v ./internal/backup/ 2>&1 | \
+	  tee $(LOCAL)/bench-etcd-backup.log | grep -v "^=== RUN") || rc=$$?; $(call bench_plot,etcd-backup,etcd-cluster: backing up and restoring $${BENCH_DB_MIB:-256} MiB of values in etcd on loopback)
 bench-restapi: tools-test $(DOCS_TOOL) ## What the REST API adds to a request: p50/p99 of 1000 GETs through it and straight to the API server.
 	@rc=0; (cd shared && BENCH_FIGURES=$(ROOT)/docs/benchmarks/restapi.tsv go test -tags bench -run TestBenchRESTAPILatency -count=1 -v ./restapi/ 2>&1 | \
 	  tee $(LOCAL)/bench-restapi.log | grep -v "^=== RUN") || rc=$$?; $(call bench_plot,restapi,The REST API: 1000 GETs through it and straight to the API server)
@@ -620,6 +621,12 @@ bench-metrics: tools-test ## Each manager with 100 copies of its sample on a fre
 	@$(MAKE) --no-print-directory cluster-down cluster-up CLUSTER_NODES=12
 	@rc=0; (cd e2e && BENCH_FIGURES=$(ROOT)/docs/benchmarks/metrics.tsv go test -tags bench -run TestBenchMetrics -count=1 -timeout 60m -v . 2>&1 | tee $(LOCAL)/bench-metrics.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down; exit $$rc
+
+# 40 kwok nodes of 110 pods: room for a thousand 3-member etcd clusters.
+bench-scale: tools-test $(DOCS_TOOL) ## Each manager with 100, 300 and 1000 copies of its sample (BENCH_SCALE_OPERATORS, BENCH_SCALE_SIZES) created at once on a fresh local cluster: time to settled, requests, steady-state writes, RSS, CPU, queues.
+	@$(MAKE) --no-print-directory cluster-down cluster-up CLUSTER_NODES=40 REAL_NODE=off
+	@rc=0; (cd e2e && BENCH_FIGURES=$(ROOT)/docs/benchmarks/scale.tsv go test -tags bench -run TestBenchScale -count=1 -timeout 180m -v . 2>&1 | tee $(LOCAL)/bench-scale.log) || rc=$$?; \
+	$(MAKE) --no-print-directory cluster-down; $(call bench_plot,scale,Each manager with 100 then 300 then 1000 copies of its sample)
 
 ##@ Tools
 

@@ -23,7 +23,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.TLS) || !has(oldSelf.TLS) || (has(self.TLS.static) == has(oldSelf.TLS.static) && has(self.TLS.certManager) == has(oldSelf.TLS.certManager))",message="the TLS source cannot change between static, certManager and operatorManaged: the new CA would not be trusted by running members"
 type EtcdClusterSpec struct {
 	// size is the number of members, 1 to 9. An even size tolerates no more failures than
-	// the odd size below it; it is allowed, and reported in the Degraded condition's message.
+	// the odd size below it; it is allowed, with a Warning Event (EvenSize).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=9
 	// +kubebuilder:default=3

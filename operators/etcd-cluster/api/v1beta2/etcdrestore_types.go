@@ -44,6 +44,17 @@ type RestoreSource struct {
 	RevisionBump int64 `json:"revisionBump,omitempty"`
 }
 
+// Location names the snapshot: <bucket>/<key> in S3, or <claim>/<path> on a volume.
+func (s *RestoreSource) Location() string {
+	if s.BackupStorageType == BackupStorageTypePVC && s.PersistentVolumeClaim != nil {
+		return s.PersistentVolumeClaim.ClaimName + "/" + s.PersistentVolumeClaim.Path
+	}
+	if s.S3 != nil {
+		return s.S3.Path
+	}
+	return ""
+}
+
 // EtcdClusterRef names an EtcdCluster in the same namespace.
 type EtcdClusterRef struct {
 	// name of the EtcdCluster.

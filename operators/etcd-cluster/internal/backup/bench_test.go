@@ -29,7 +29,9 @@ import (
 // incompressible values in a real etcd member, backed up to a real versitygw on loopback.
 // It prints the backup's time and throughput beside a bare snapshot read to nowhere (what
 // streaming through the store adds), and this process's peak RSS during the backup beside
-// the database's size (what the backup holds in memory).
+// the database's size (what the backup holds in memory). It writes its figures to the file
+// BENCH_FIGURES names, when it is set (writeBenchFigures): a line per step that streams the
+// database, with its time, its throughput and the peak RSS over before.
 func TestBenchBackup(t *testing.T) {
 	mib := 256
 	if v := os.Getenv("BENCH_DB_MIB"); v != "" {
@@ -53,6 +55,7 @@ func TestBenchBackup(t *testing.T) {
 	}
 	target := backup.Target{Endpoints: []string{member.URL}, DialTimeout: 5 * time.Second}
 
+	before := resetPeakRSS(t)
 	bare := time.Now()
 	snap, err := etcd.OpenSnapshot(ctx, target.DialTimeout, nil, member.URL)
 	if err != nil {
@@ -67,8 +70,9 @@ func TestBenchBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	bareTime := time.Since(bare)
+	read := figure("snapshot read to nowhere", bareTime, size, rssKiB(t, "VmHWM")<<10-before)
 
-	before := resetPeakRSS(t)
+	before = resetPeakRSS(t)
 	record, err := backup.Take(ctx, target, rootStore(), func(int64) string { return "bench/etcd.db" })
 	if err != nil {
 		t.Fatal(err)
@@ -83,6 +87,7 @@ func TestBenchBackup(t *testing.T) {
 	fmt.Printf("  %-34s %10s %9.0f MiB/s   (%.2f× the bare read)\n", "backup: snapshot, verify, store", took, mb/took.Seconds(), took.Seconds()/bareTime.Seconds())
 	fmt.Printf("  peak RSS of this process during the backup: %.0f MiB, %.0f MiB over its RSS before it: %.3f of the database's size\n",
 		float64(peak)/(1<<20), float64(peak-before)/(1<<20), float64(peak-before)/float64(record.Size))
+	toS3 := figure("backup to S3 (versitygw)", took, record.Size, peak-before)
 	before = resetPeakRSS(t)
 	onVolume, err := backup.Take(ctx, target, backup.Folder{Dir: t.TempDir(), Name: "claim"}, func(int64) string { return "etcd.db" })
 	if err != nil {
@@ -92,20 +97,46 @@ func TestBenchBackup(t *testing.T) {
 	took = onVolume.Duration.Duration
 	fmt.Printf("  %-34s %10s %9.0f MiB/s   (a Job's work; peak RSS %.0f MiB over before)\n", "backup to a volume's folder", took,
 		float64(onVolume.Size)/(1<<20)/took.Seconds(), float64(max(peak-before, 0))/(1<<20))
-	benchRestore(t, record)
-	benchVerify(t, target)
+	toVolume := figure("backup to a volume's folder", took, onVolume.Size, peak-before)
+	restored := benchRestore(t, record)
+	verified := benchVerify(t, target)
 	benchDefragment(t, c)
+	writeBenchFigures(t, "step\ttime (s)\tthroughput (MiB/s)\tpeak RSS over before (MiB)",
+		append([]string{read, toS3, toVolume, restored}, verified...)...)
+}
+
+// figure is a step's line of the figures: its time, the database's size over it, and this
+// process's peak RSS over its RSS before the step.
+func figure(step string, took time.Duration, size, rss int64) string {
+	return fmt.Sprintf("%s\t%.2f\t%.0f\t%.0f", step, took.Seconds(), float64(size)/(1<<20)/took.Seconds(), float64(max(rss, 0))/(1<<20))
+}
+
+// writeBenchFigures writes a benchmark's figures, a header and a line per run, tab-separated
+// (the first column names the run, the others are metrics, `name (unit)`), to the file
+// BENCH_FIGURES names, when it is set: the bench target plots them (bin/docs plot), as e2e's
+// benchmarks do.
+func writeBenchFigures(t *testing.T, header string, runs ...string) {
+	path := os.Getenv("BENCH_FIGURES")
+	if path == "" {
+		return
+	}
+	if err := os.WriteFile(path, []byte(header+"\n"+strings.Join(runs, "\n")+"\n"), 0o644); err != nil { //nolint:gosec // a document
+		t.Fatal(err)
+	}
 }
 
 // benchVerify takes a backup with the member's keyspace fingerprint and verifies it as the
-// verification Jobs do (restore into a scratch etcd, compare), and prints the times.
-func benchVerify(t *testing.T, target backup.Target) {
+// verification Jobs do (restore into a scratch etcd, compare), and prints the times; it returns
+// the two steps' figures.
+func benchVerify(t *testing.T, target backup.Target) []string {
 	target.Keyspace = true
+	before := resetPeakRSS(t)
 	record, err := backup.Take(t.Context(), target, rootStore(), func(int64) string { return "bench/verified.db" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := resetPeakRSS(t)
+	fingerprinted := figure("backup with keyspace fingerprint", record.Duration.Duration, record.Size, rssKiB(t, "VmHWM")<<10-before)
+	before = resetPeakRSS(t)
 	start := time.Now()
 	message, err := restore.VerifyBackup(t.Context(), zap.NewNop(), t.TempDir(), func(ctx context.Context) (io.ReadCloser, error) {
 		return rootStore().Get(ctx, "bench/verified.db")
@@ -118,6 +149,7 @@ func benchVerify(t *testing.T, target backup.Target) {
 	fmt.Printf("  %-34s %10s   (%s)\n", "backup with the keyspace fingerprint", record.Duration.Duration, record.Keyspace.HashKV)
 	fmt.Printf("  %-34s %10s   (download, restore, scratch etcd, compare: %s; peak RSS %.0f MiB over before)\n", "verification", took.Round(time.Millisecond),
 		message, float64(max(peak-before, 0))/(1<<20))
+	return []string{fingerprinted, figure("verification: restore and compare", took, record.Size, peak-before)}
 }
 
 // benchDefragment deletes every other value and compacts, then defragments the member while a
@@ -182,8 +214,9 @@ func benchDefragment(t *testing.T, c *clientv3.Client) {
 }
 
 // benchRestore restores the backup as a restoring cluster's first member does (download,
-// check, etcdutl's restore) and starts etcd on it, and prints the times and the peak RSS.
-func benchRestore(t *testing.T, record v1beta2.BackupRecord) {
+// check, etcdutl's restore) and starts etcd on it, and prints the times and the peak RSS; it
+// returns the restore's figures.
+func benchRestore(t *testing.T, record v1beta2.BackupRecord) string {
 	peerURL, err := backuptest.FreeURL()
 	if err != nil {
 		t.Fatal(err)
@@ -215,6 +248,7 @@ func benchRestore(t *testing.T, record v1beta2.BackupRecord) {
 	fmt.Printf("  %-34s %10s\n", "etcd started on it, until healthy", serving.Round(time.Millisecond))
 	fmt.Printf("  peak RSS of this process during the restore: %.0f MiB over its RSS before it (etcdutl maps the database)\n",
 		float64(peak-before)/(1<<20))
+	return figure("restore from S3 (etcdutl)", took, record.Size, peak-before)
 }
 
 // resetPeakRSS resets this process's peak RSS (VmHWM) to its current RSS, and returns it.

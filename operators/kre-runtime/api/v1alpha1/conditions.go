@@ -26,7 +26,8 @@ const (
 	// and nodes are scaled to zero until every one does. A version that has started keeps
 	// running while a server restarts.
 	ReasonWaitingForDependencies = "WaitingForDependencies"
-	// ReasonRuntimeNotReady: the RuntimeVersion's Runtime is not Ready yet.
+	// ReasonRuntimeNotReady: the RuntimeVersion's Runtime has not reported its credentials
+	// Secrets yet (waiting for its servers is ReasonWaitingForDependencies).
 	ReasonRuntimeNotReady = "RuntimeNotReady"
 	// ReasonInlineCredentials: spec carries credentials inline.
 	ReasonInlineCredentials = "InlineCredentials" //nolint:gosec // a reason, not a credential

@@ -109,10 +109,12 @@ type ConfigEntry struct {
 
 // Node is one step of a workflow.
 type Node struct {
-	// name of the node, unique in the version (a DNS label).
+	// name of the node, unique in the version (a DNS label), and not entrypoint: that is the
+	// name of the entrypoint's Deployment and Service (<version>-entrypoint).
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self != 'entrypoint'",message="entrypoint is the entrypoint's own name: call the node something else"
 	// +required
 	Name string `json:"name"`
 

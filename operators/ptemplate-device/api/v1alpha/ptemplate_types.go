@@ -137,7 +137,7 @@ type PtemplateStatus struct {
 // pods that get its devices through the device plugin.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=pt
+// +kubebuilder:resource:shortName=pt,categories=quintet
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Consumers",type=integer,JSONPath=`.status.readyConsumers`
 // +kubebuilder:printcolumn:name="Devices",type=integer,JSONPath=`.spec.requiredDevices`,priority=1

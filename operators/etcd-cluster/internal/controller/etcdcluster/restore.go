@@ -119,22 +119,14 @@ func setRestored(c *v1beta2.EtcdCluster, oc outcome, available bool) {
 	case meta.IsStatusConditionTrue(c.Status.Conditions, v1beta2.RestoredCondition):
 	case available:
 		conditions.Set(c, v1beta2.RestoredCondition, metav1.ConditionTrue, v1beta2.ReasonRestored,
-			fmt.Sprintf("the cluster started from %s: its first member restored it, the others copy it as they join", restorePath(src)))
+			fmt.Sprintf("the cluster started from %s: its first member restored it, the others copy it as they join", src.Location()))
 	case failed:
 		conditions.Set(c, v1beta2.RestoredCondition, metav1.ConditionFalse, restoreErr.Reason,
 			fmt.Sprintf("the first member waits: %v (checked again with back-off)", oc.stepErr))
 	default:
 		conditions.Set(c, v1beta2.RestoredCondition, metav1.ConditionFalse, v1beta2.ReasonRestoring,
-			fmt.Sprintf("the first member restores %s before it starts", restorePath(src)))
+			fmt.Sprintf("the first member restores %s before it starts", src.Location()))
 	}
-}
-
-// restorePath names the snapshot src restores: <bucket>/<key>, or <claim>/<path>.
-func restorePath(src *v1beta2.RestoreSource) string {
-	if src.BackupStorageType == v1beta2.BackupStorageTypePVC {
-		return src.PersistentVolumeClaim.ClaimName + "/" + src.PersistentVolumeClaim.Path
-	}
-	return src.S3.Path
 }
 
 // restoreFailure is the error of a first member's start that the snapshot check stopped.

@@ -61,7 +61,7 @@ func (r *Reconciler) restoreFromClaim(ctx context.Context, c *v1beta2.EtcdCluste
 				return false, err
 			}
 		}
-		return false, fmt.Errorf("restoring %s: %w", restorePath(c.Spec.Restore), err)
+		return false, fmt.Errorf("restoring %s: %w", c.Spec.Restore.Location(), err)
 	}
 	return true, nil // the Job stays until its TTL, or the cluster, goes: a pass that sees it again starts the member
 }
@@ -76,7 +76,7 @@ func (r *Reconciler) startRestoreJob(ctx context.Context, c *v1beta2.EtcdCluster
 		return err
 	}
 	r.Recorder.Eventf(c, job, corev1.EventTypeNormal, v1beta2.ReasonRestoring, "Restore", "Job %s restores %s into the volume of member %s",
-		job.Name, restorePath(c.Spec.Restore), podName(c, 0))
+		job.Name, c.Spec.Restore.Location(), podName(c, 0))
 	return nil
 }
 

@@ -91,7 +91,7 @@ func (r *Reconciler) reconcileCluster(ctx context.Context, er *v1beta2.EtcdResto
 		return nil, err
 	}
 	ctrl.LoggerFrom(ctx).Info("Made the cluster to restore", "etcdCluster", c.Name)
-	r.Recorder.Eventf(er, c, "Normal", "Created", "Create", "Made EtcdCluster %s, which starts from %s", c.Name, er.Spec.S3.Path)
+	r.Recorder.Eventf(er, c, "Normal", "Created", "Create", "Made EtcdCluster %s, which starts from %s", c.Name, er.Spec.Location())
 	er.Status.ClusterUID = c.UID
 	return c, nil
 }

@@ -103,6 +103,22 @@ func TestEtcdRestoreOfTheCoreOSOperatorMakesThreeMembers(t *testing.T) {
 	g.Expect(c.Spec.Version).To(Equal(v1beta2.DefaultVersion))
 }
 
+// A restore from a volume has no s3 section: the Event naming the snapshot says claim/path.
+func TestEtcdRestoreFromAVolumeMakesItsClusterAndSaysSo(t *testing.T) {
+	g := NewWithT(t)
+	ns := env.NewNamespace(t, "restore-test")
+	er := &v1beta2.EtcdRestore{ObjectMeta: metav1.ObjectMeta{Name: "from-claim", Namespace: ns}, Spec: v1beta2.EtcdRestoreSpec{
+		EtcdCluster: v1beta2.EtcdClusterRef{Name: "from-claim"},
+		RestoreSource: v1beta2.RestoreSource{BackupStorageType: v1beta2.BackupStorageTypePVC,
+			PersistentVolumeClaim: &v1beta2.PVCBackupSource{ClaimName: "backups", Path: "etcd/snapshot.db"}},
+	}}
+	g.Expect(env.Client.Create(context.Background(), er)).To(Succeed())
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "from-claim", Namespace: ns}}
+	g.Eventually(func(g Gomega) { get(g, c) }, timeout, tick).Should(Succeed())
+	g.Eventually(func() int { return events.Emitted(er, "Created") }, timeout, tick).Should(Equal(1))
+	g.Expect(er.Spec.Location()).To(Equal("backups/etcd/snapshot.db"))
+}
+
 func TestEtcdRestoreNeverTouchesAClusterItDidNotMake(t *testing.T) {
 	g := NewWithT(t)
 	ns := env.NewNamespace(t, "restore-test")

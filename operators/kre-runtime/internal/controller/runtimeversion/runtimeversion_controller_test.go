@@ -325,6 +325,10 @@ func TestRuntimeVersionAdmissionRefusesBadInput(t *testing.T) {
 			s["config"] = []any{map[string]any{"key": "K", "value": "v", "secretKeyRef": map[string]any{"name": "s", "key": "k"}}}
 		}, "set exactly one of value and secretKeyRef"},
 		{"an unknown state", func(s map[string]any) { s["state"] = "Paused" }, `Unsupported value: "Paused"`},
+		{"a node named entrypoint", func(s map[string]any) {
+			s["nodes"].([]any)[1].(map[string]any)["name"] = "entrypoint"
+			s["workflows"] = []any{map[string]any{"name": "w", "entrypoint": "W", "sequential": []any{"a", "entrypoint"}}}
+		}, `spec.nodes[1].name: Invalid value: "entrypoint": entrypoint is the entrypoint's own name: call the node something else`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,365 @@
+//go:build bench
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/quintet-operators/quintet/e2e/clusterconfig"
+)
+
+// The scale benchmark's shape: copies of each operator's main sample, ten per namespace,
+// created at once; then a steady-state window in which the manager must not write.
+const (
+	scalePerNamespace = 10
+	scaleSettleLimit  = 15 * time.Minute
+	scaleLabel        = "bench.quintet.dev/scale"
+)
+
+// scaleRun is what one manager did with n objects.
+type scaleRun struct {
+	operator            string
+	objects, settled    int           // settled: status observed at the object's generation, with a Ready condition
+	ready               int           // of those, Ready=True
+	toSettled           time.Duration // creating the objects until every one settled
+	during, steady      requestCounts // the manager's API requests until settled, and in the steady window
+	steadyWindow        time.Duration
+	peakRSS, settledRSS int64
+	cpu                 time.Duration // the manager's CPU time until settled
+	maxDepth            float64       // the deepest any of its work queues got
+	longestProcessing   float64       // the longest any worker held one item, in seconds
+}
+
+// TestBenchScale runs each operator's manager (BENCH_SCALE_OPERATORS, comma-separated; all
+// five by default) as a local process against the local cluster, with BENCH_SCALE_SIZES
+// (100,300,1000) copies of its main kind's sample created at once, ten per namespace, each size
+// on a fresh manager. It measures the time until every object's status is observed at its
+// generation with a Ready condition (Ready itself may wait for what kwok nodes cannot run, and
+// the table says how many are), the manager's API requests by verb until then and in
+// BENCH_SCALE_STEADY (2m) of steady state after (where it must write nothing), its peak and
+// settled RSS and CPU time, and its work queues' deepest point and longest-held item.
+func TestBenchScale(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := clusterconfig.Config()
+	must(t, err)
+	requireLocalCluster(t, cfg)
+	c, err := client.New(cfg, client.Options{})
+	must(t, err)
+	operators := benchList(t, "BENCH_SCALE_OPERATORS", "etcd-cluster,gordon,kre-runtime,minimart,ptemplate-device")
+	sizes := benchList(t, "BENCH_SCALE_SIZES", "100,300,1000")
+	steady, err := time.ParseDuration(envOr("BENCH_SCALE_STEADY", "2m"))
+	must(t, err)
+
+	runs := make([]scaleRun, 0, len(sizes)*len(operators))
+	for _, op := range operators {
+		if _, ok := metricsBenchSamples[op]; !ok {
+			t.Fatalf("BENCH_SCALE_OPERATORS: no operator %q", op)
+		}
+		_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{
+			Paths: []string{filepath.Join("..", "operators", op, "config", "crd", "bases")}, ErrorIfPathMissing: true,
+		})
+		must(t, err)
+		for _, size := range sizes {
+			n, err := strconv.Atoi(size)
+			must(t, err)
+			run := runScale(ctx, t, c, op, n, steady)
+			printScaleRun(run)
+			runs = append(runs, run)
+		}
+	}
+	printScaleTable(runs)
+	figures := make([]string, 0, len(runs))
+	for _, r := range runs {
+		figures = append(figures, fmt.Sprintf("%s, %d\t%.1f\t%.1f\t%.1f\t%d", r.operator, r.objects, r.toSettled.Seconds(),
+			float64(r.peakRSS)/(1<<20), r.cpu.Seconds(), r.steady.writes()))
+	}
+	writeBenchFigures(t, "operator, objects\tcreate to settled (s)\tpeak RSS (MiB)\tCPU until settled (s)\tsteady-state writes (writes)", figures...)
+	for _, r := range runs {
+		if w := r.steady.writes(); w != 0 {
+			t.Errorf("%s with %d objects: %d writes in %s of steady state, want 0", r.operator, r.objects, w, r.steadyWindow)
+		}
+	}
+}
+
+// runScale runs a fresh manager of op with n copies of its sample, then deletes them (the
+// manager still running, for any finalizer) and stops it.
+func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n int, steady time.Duration) scaleRun {
+	manager := startBenchManager(t, op)
+	run := scaleRun{operator: op, objects: n, steadyWindow: steady}
+	namespaces := make([]string, 0, (n+scalePerNamespace-1)/scalePerNamespace)
+	for range cap(namespaces) {
+		namespaces = append(namespaces, scaleNamespace(ctx, t, c, op))
+	}
+	t.Cleanup(func() { deleteScaleNamespaces(t, c, namespaces) })
+	sample := scaleSample(t, op)
+	watch := watchManager()
+	before, cpuBefore := scrapeRequests(t, benchMetrics), cpuTime(t, manager)
+	start := time.Now()
+	createCopies(ctx, t, c, sample, namespaces, n)
+	for ; time.Since(start) < scaleSettleLimit; time.Sleep(time.Second) {
+		run.settled, run.ready = settledCopies(ctx, t, c, sample)
+		if run.settled == n {
+			break
+		}
+	}
+	run.toSettled = time.Since(start)
+	run.during, run.cpu = scrapeRequests(t, benchMetrics).sub(before), cpuTime(t, manager)-cpuBefore
+	run.settledRSS = procMemory(t, manager.Process.Pid, "VmRSS:")
+	if run.settled < n {
+		t.Logf("%s: %d of %d objects settled after %s", op, run.settled, n, scaleSettleLimit)
+	}
+	time.Sleep(10 * time.Second) // the last passes' status writes land, and their own watch events pass
+	steadyBefore := scrapeRequests(t, benchMetrics)
+	time.Sleep(steady)
+	run.steady = scrapeRequests(t, benchMetrics).sub(steadyBefore)
+	run.maxDepth, run.longestProcessing = watch.stop()
+	run.peakRSS = peakRSS(t, manager)
+	deleteScaleNamespaces(t, c, namespaces)
+	stopBenchManager(manager)
+	return run
+}
+
+// requireLocalCluster refuses a cluster whose API server is not on this machine's loopback:
+// the benchmark creates and deletes a thousand objects and a hundred namespaces.
+func requireLocalCluster(t *testing.T, cfg *rest.Config) {
+	u, err := url.Parse(cfg.Host)
+	must(t, err)
+	if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		t.Fatalf("the scale benchmark runs only against the local cluster (an API server on loopback), not %s", cfg.Host)
+	}
+}
+
+func envOr(name, value string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return value
+}
+
+// benchList is the comma-separated list in the environment variable name, or def.
+func benchList(t *testing.T, name, def string) []string {
+	var out []string
+	for _, v := range strings.Split(envOr(name, def), ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s is empty", name)
+	}
+	return out
+}
+
+// scaleNamespace makes a namespace of the benchmark, labelled for its clean-up.
+func scaleNamespace(ctx context.Context, t *testing.T, c client.Client, op string) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-scale-" + op + "-", Labels: map[string]string{scaleLabel: op}}}
+	must(t, c.Create(ctx, ns))
+	return ns.Name
+}
+
+// deleteScaleNamespaces deletes the namespaces and waits until they are gone.
+func deleteScaleNamespaces(t *testing.T, c client.Client, namespaces []string) {
+	ctx := context.Background()
+	for _, ns := range namespaces {
+		must(t, client.IgnoreNotFound(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})))
+	}
+	waitFor(t, scaleSettleLimit, "the benchmark's namespaces are deleted", func() bool {
+		for _, ns := range namespaces {
+			if err := c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); client.IgnoreNotFound(err) == nil && err == nil {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// scaleSample is the operator's sample of its main kind, labelled as the benchmark's.
+func scaleSample(t *testing.T, op string) *unstructured.Unstructured {
+	data, err := os.ReadFile(filepath.Join("..", "operators", op, "config", "samples", metricsBenchSamples[op]))
+	must(t, err)
+	sample := &unstructured.Unstructured{}
+	must(t, yaml.Unmarshal(data, &sample.Object))
+	labels := sample.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[scaleLabel] = op
+	sample.SetLabels(labels)
+	return sample
+}
+
+// createCopies creates n copies of sample, scalePerNamespace in each namespace, from eight
+// clients at once, as a tenant's pipeline applying them would.
+func createCopies(ctx context.Context, t *testing.T, c client.Client, sample *unstructured.Unstructured, namespaces []string, n int) {
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				u := sample.DeepCopy()
+				u.SetNamespace(namespaces[i/scalePerNamespace])
+				u.SetName(fmt.Sprintf("%s-%04d", sample.GetName(), i))
+				if err := c.Create(ctx, u); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// settledCopies counts the copies whose status is observed at their generation with a Ready
+// condition, and those Ready.
+func settledCopies(ctx context.Context, t *testing.T, c client.Client, sample *unstructured.Unstructured) (settled, ready int) {
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion(sample.GetAPIVersion())
+	list.SetKind(sample.GetKind() + "List")
+	must(t, c.List(ctx, list, client.MatchingLabels{scaleLabel: sample.GetLabels()[scaleLabel]}))
+	for _, u := range list.Items {
+		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		hasReady := slices.ContainsFunc(conds, func(c any) bool { m, _ := c.(map[string]any); return m["type"] == "Ready" })
+		if observed == u.GetGeneration() && hasReady {
+			settled++
+			if conditionTrue(u, "Ready") {
+				ready++
+			}
+		}
+	}
+	return settled, ready
+}
+
+// managerWatch samples a manager's work queues every two seconds until stopped.
+type managerWatch struct {
+	done              chan struct{}
+	wg                sync.WaitGroup
+	maxDepth, longest float64
+}
+
+func watchManager() *managerWatch {
+	w := &managerWatch{done: make(chan struct{})}
+	w.wg.Go(func() {
+		for {
+			depth, longest := queueSample()
+			w.maxDepth, w.longest = max(w.maxDepth, depth), max(w.longest, longest)
+			select {
+			case <-w.done:
+				return
+			case <-time.After(2 * time.Second):
+			}
+		}
+	})
+	return w
+}
+
+// stop ends the sampling and returns the deepest total queue depth and the longest time a
+// worker held one item.
+func (w *managerWatch) stop() (float64, float64) {
+	close(w.done)
+	w.wg.Wait()
+	return w.maxDepth, w.longest
+}
+
+// queueSample reads the manager's controller-runtime metrics: the sum of its work queues'
+// depths, and the longest any worker has been processing its item.
+func queueSample() (depth, longest float64) {
+	body, err := scrapeOnce()
+	if err != nil {
+		return 0, 0
+	}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		name, labelsAndValue, ok := strings.Cut(line, "{")
+		if !ok {
+			continue
+		}
+		_, value, _ := strings.Cut(labelsAndValue, "} ")
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case "workqueue_depth":
+			depth += v
+		case "workqueue_longest_running_processor_seconds":
+			longest = max(longest, v)
+		}
+	}
+	return depth, longest
+}
+
+// scrapeOnce reads the manager's /metrics.
+func scrapeOnce() ([]byte, error) {
+	resp, err := http.Get("http://" + benchMetrics + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	return io.ReadAll(resp.Body)
+}
+
+func printScaleRun(r scaleRun) {
+	fmt.Printf("%s, %d objects: %d settled (%d Ready) in %s; requests until then %s; steady %s: %s; CPU %s; RSS peak %.1f MiB, settled %.1f MiB; queue depth max %.0f, longest item %.1f s\n",
+		r.operator, r.objects, r.settled, r.ready, r.toSettled.Round(100*time.Millisecond), r.during, r.steadyWindow, r.steady,
+		r.cpu.Round(100*time.Millisecond), float64(r.peakRSS)/(1<<20), float64(r.settledRSS)/(1<<20), r.maxDepth, r.longestProcessing)
+}
+
+// printScaleTable prints a row per run, and the growth of each manager's settled RSS per 100
+// objects between its smallest and largest runs.
+func printScaleTable(runs []scaleRun) {
+	fmt.Printf("\n== bench-scale: copies of each operator's sample, %d per namespace, created at once; manager as a local process, 4 workers per controller\n", scalePerNamespace)
+	fmt.Printf("%-17s %7s %8s %6s %10s %9s %9s %8s %7s %7s %22s\n", "operator", "objects", "settled", "Ready", "to settled", "RSS peak", "RSS then", "CPU", "depth", "held", "steady-state requests")
+	for _, r := range runs {
+		fmt.Printf("%-17s %7d %8d %6d %10s %8.1fM %8.1fM %8s %7.0f %6.1fs %22s\n", r.operator, r.objects, r.settled, r.ready,
+			r.toSettled.Round(100*time.Millisecond), float64(r.peakRSS)/(1<<20), float64(r.settledRSS)/(1<<20),
+			r.cpu.Round(100*time.Millisecond), r.maxDepth, r.longestProcessing, r.steady)
+	}
+	for i, r := range runs {
+		if i+1 < len(runs) && runs[i+1].operator == r.operator {
+			continue
+		}
+		first := i
+		for first > 0 && runs[first-1].operator == r.operator {
+			first--
+		}
+		if f := runs[first]; f.objects != r.objects {
+			perHundred := float64(r.settledRSS-f.settledRSS) / (1 << 20) / float64(r.objects-f.objects) * 100
+			fmt.Printf("%s: settled RSS grows %.2f MiB per 100 objects (%d to %d); at %d objects %.1f MiB, peak %.1f MiB (target: under 64)\n",
+				r.operator, perHundred, f.objects, r.objects, r.objects, float64(r.settledRSS)/(1<<20), float64(r.peakRSS)/(1<<20))
+		}
+	}
+}
