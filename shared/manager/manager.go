@@ -137,6 +137,8 @@ func Options(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ct
 		// The manager exits right after losing the lease, so stepping down early is safe.
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{MaxConcurrentReconciles: max(1, f.MaxConcurrentReconciles)},
+		// No controller reads managedFields, often the largest part of a cached object.
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	}
 	if namespaces := WatchNamespaces(os.Getenv(WatchNamespaceEnv)); len(namespaces) > 0 {
 		opts.Cache.DefaultNamespaces = map[string]cache.Config{}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -97,5 +99,17 @@ func TestClientLimitsAreControllerRuntimesUnlessSet(t *testing.T) {
 	}
 	if cfg := newManager(t, "--kube-api-qps=50", "--kube-api-burst=100").GetConfig(); cfg.QPS != 50 || cfg.Burst != 100 {
 		t.Errorf("QPS %v burst %d; want 50 and 100", cfg.QPS, cfg.Burst)
+	}
+}
+
+func TestTheCacheDropsManagedFields(t *testing.T) {
+	opts := Options("test", Flags{}, runtime.NewScheme())
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
+	out, err := opts.Cache.DefaultTransform(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fields := out.(*corev1.Pod).ManagedFields; fields != nil {
+		t.Errorf("managedFields %v kept in the cache", fields)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -126,5 +127,34 @@ func drain(ch chan reconcile.Request) {
 		case <-time.After(time.Second):
 			return
 		}
+	}
+}
+
+// countingMapper finds no kind, and counts how often it is asked.
+type countingMapper struct {
+	meta.RESTMapper
+	asked int
+}
+
+func (m *countingMapper) RESTMapping(gk schema.GroupKind, _ ...string) (*meta.RESTMapping, error) {
+	m.asked++
+	return nil, &meta.NoKindMatchError{GroupKind: gk}
+}
+
+func TestServedAsksAgainOnlyAfterRecheck(t *testing.T) {
+	mapper := &countingMapper{}
+	w := &Watch{mapper: mapper, gvk: gadgetGVK, Recheck: 200 * time.Millisecond, start: func() error { return nil }}
+	for range 100 { // a hundred objects' passes
+		if served, err := w.Served(); err != nil || served {
+			t.Fatalf("served %v, err %v", served, err)
+		}
+	}
+	if mapper.asked != 1 {
+		t.Errorf("asked the API server %d times in the recheck interval, want once", mapper.asked)
+	}
+	time.Sleep(250 * time.Millisecond)
+	_, _ = w.Served()
+	if mapper.asked != 2 {
+		t.Errorf("asked %d times after the interval, want twice", mapper.asked)
 	}
 }
