@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -136,7 +137,16 @@ func Options(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ct
 		LeaderElectionID:       name + ".quintet.dev",
 		// The manager exits right after losing the lease, so stepping down early is safe.
 		LeaderElectionReleaseOnCancel: true,
-		Controller:                    config.Controller{MaxConcurrentReconciles: max(1, f.MaxConcurrentReconciles)},
+		Controller: config.Controller{
+			MaxConcurrentReconciles: max(1, f.MaxConcurrentReconciles),
+			// A first-in, first-out queue, as kube-controller-manager's controllers have.
+			// controller-runtime's priority queue puts the objects a manager finds when it
+			// starts (and resyncs) behind every other event, and a pass's requeue keeps the
+			// priority it was taken at: a few objects that keep changing or polling (etcd
+			// clusters whose members do not answer yet) then hold every worker while the rest
+			// of a thousand, found at a restart, wait without a first pass.
+			UsePriorityQueue: ptr.To(false),
+		},
 		// No controller reads managedFields, often the largest part of a cached object.
 		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	}
