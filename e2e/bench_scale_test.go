@@ -37,6 +37,7 @@ const (
 	scalePerNamespace = 10
 	scaleSettleLimit  = 15 * time.Minute
 	scaleLabel        = "bench.quintet.dev/scale"
+	scaleQuiet        = 10 * time.Second
 )
 
 // scaleReadyOnKwok are the operators whose objects can be Ready on kwok nodes (their pods are
@@ -56,6 +57,7 @@ type scaleRun struct {
 	idleRSS             int64 // before the objects
 	peakRSS, settledRSS int64
 	cpu                 time.Duration // the manager's CPU time until settled
+	quietAfter          time.Duration // after settling, until the manager wrote nothing for scaleQuiet
 	maxDepth            float64       // the deepest any of its work queues got
 	longestProcessing   float64       // the longest any worker held one item, in seconds
 }
@@ -140,7 +142,7 @@ func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n i
 	if run.settled < n || (scaleReadyOnKwok[op] && run.ready < n) {
 		t.Logf("%s: %d of %d objects settled, %d Ready, after %s", op, run.settled, n, run.ready, scaleSettleLimit)
 	}
-	time.Sleep(10 * time.Second) // the last passes' status writes land, and their own watch events pass
+	run.quietAfter = waitQuiet(t)
 	steadyBefore := scrapeRequests(t, benchMetrics)
 	time.Sleep(steady)
 	run.steady = scrapeRequests(t, benchMetrics).sub(steadyBefore)
@@ -149,6 +151,21 @@ func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n i
 	deleteScaleNamespaces(t, c, namespaces)
 	stopBenchManager(manager)
 	return run
+}
+
+// waitQuiet waits until the manager writes nothing for scaleQuiet (what settled objects still
+// do on their way, such as starting members behind their start gates as kwok runs the pods, is
+// not steady state), three minutes at most, and returns how long that took.
+func waitQuiet(t *testing.T) time.Duration {
+	start := time.Now()
+	for time.Since(start) < 3*time.Minute {
+		before := scrapeRequests(t, benchMetrics)
+		time.Sleep(scaleQuiet)
+		if scrapeRequests(t, benchMetrics).sub(before).writes() == 0 {
+			break
+		}
+	}
+	return time.Since(start)
 }
 
 // requireLocalCluster refuses a cluster whose API server is not on this machine's loopback:
@@ -342,8 +359,8 @@ func scrapeOnce() ([]byte, error) {
 }
 
 func printScaleRun(r scaleRun) {
-	fmt.Printf("%s, %d objects: %d settled (%d Ready) in %s; requests until then %s; steady %s: %s; CPU %s; RSS idle %.1f MiB, peak %.1f MiB, settled %.1f MiB; queue depth max %.0f, longest item %.1f s\n",
-		r.operator, r.objects, r.settled, r.ready, r.toSettled.Round(100*time.Millisecond), r.during, r.steadyWindow, r.steady,
+	fmt.Printf("%s, %d objects: %d settled (%d Ready) in %s; requests until then %s; quiet %s later; steady %s: %s; CPU %s; RSS idle %.1f MiB, peak %.1f MiB, settled %.1f MiB; queue depth max %.0f, longest item %.1f s\n",
+		r.operator, r.objects, r.settled, r.ready, r.toSettled.Round(100*time.Millisecond), r.during, r.quietAfter.Round(time.Second), r.steadyWindow, r.steady,
 		r.cpu.Round(100*time.Millisecond), float64(r.idleRSS)/(1<<20), float64(r.peakRSS)/(1<<20), float64(r.settledRSS)/(1<<20), r.maxDepth, r.longestProcessing)
 }
 

@@ -144,10 +144,15 @@ func WriteError(verb, kind string, obj client.Object, err error) error {
 const NotOwnedRecheck = time.Minute
 
 // ResultOf is a pass's result: an object of someone else's waits for the user (no retry
-// storm), looking again now and then; other errors are retried with back-off.
+// storm), looking again now and then; a namespace being deleted, which refuses new objects,
+// ends the pass without a retry (its deletion takes the owner too); other errors are retried
+// with back-off.
 func ResultOf(err error) (ctrl.Result, error) {
 	if _, notOwned := IsNotOwned(err); notOwned {
 		return ctrl.Result{RequeueAfter: NotOwnedRecheck}, nil
+	}
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, err
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -70,5 +71,31 @@ func TestEnsureRecordsAnEventOnTheOwnerForEachWriteOnly(t *testing.T) {
 	}
 	if _, notOwned := IsNotOwned(w.Ensure(ctx, theirs, service(80))); !notOwned || len(events.Events) != 0 {
 		t.Fatalf("a Service controlled by another Widget: not owned %v, events %d", notOwned, len(events.Events))
+	}
+}
+
+// A namespace being deleted refuses what a pass would create: the pass ends without an error
+// to retry, as the namespace's deletion takes the owner too.
+func TestResultOfAPassInANamespaceBeingDeletedIsNoRetry(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t, "ensure-deleted")
+	owner := &testkind.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns}}
+	if err := env.Client.Create(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	// envtest runs no namespace controller: the namespace stays Terminating.
+	if err := env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	err := Writer{Client: env.Client}.Ensure(ctx, owner, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(80), Protocol: corev1.ProtocolTCP}}}})
+	if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		t.Fatalf("creating in a namespace being deleted: %v", err)
+	}
+	if result, rerr := ResultOf(fmt.Errorf("a pass: %w", err)); rerr != nil || !result.IsZero() {
+		t.Errorf("ResultOf(%v) = %+v, %v: want no retry", err, result, rerr)
+	}
+	if _, rerr := ResultOf(fmt.Errorf("other")); rerr == nil {
+		t.Error("any other error is retried")
 	}
 }
