@@ -3,8 +3,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,6 +53,25 @@ func killEtcdManager(ctx context.Context) {
 	Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(&running), &corev1.Pod{}) }).
 		WithContext(ctx).Should(MatchError(ContainSubstring("not found")))
 	managerOnRealNode(ctx, etcdManagerNamespace)
+}
+
+// dumpForFailure writes, for a failed spec, what explains it into the e2e logs folder: the
+// namespace's objects and Events, and the manager's log (the pod before a restart too).
+func dumpForFailure(ctx context.Context, name, namespace, managerNamespace string) {
+	path := filepath.Join(logDir(), fmt.Sprintf("%s-failure-%s.log", name, time.Now().Format("150405")))
+	var out bytes.Buffer
+	for _, args := range [][]string{
+		{"get", "etcdclusters,statefulsets,pods,events", "-n", namespace, "-o", "wide"},
+		{"get", "etcdclusters", "-n", namespace, "-o", "yaml"},
+		{"logs", "-n", managerNamespace, "-l", "control-plane=controller-manager", "--tail=-1", "--timestamps"},
+	} {
+		cmd := exec.CommandContext(context.WithoutCancel(ctx), requiredEnv("E2E_KUBECTL"), args...)
+		data, err := cmd.CombinedOutput()
+		fmt.Fprintf(&out, "$ kubectl %s (%v)\n%s\n", strings.Join(args, " "), err, data)
+	}
+	if err := os.WriteFile(path, out.Bytes(), 0o644); err == nil { //nolint:gosec // a log
+		GinkgoWriter.Printf("what the failure left: %s\n", path)
+	}
 }
 
 // holdScale stops, at admission, every change of the cluster's StatefulSet replicas until the

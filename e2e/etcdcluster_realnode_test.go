@@ -135,8 +135,9 @@ func expectEtcdReady(ctx context.Context, c *unstructured.Unstructured, size int
 // and the version, with Available and Ready True for the current generation.
 func checkEtcdReady(ctx context.Context, g Gomega, c *unstructured.Unstructured, size int, version string) etcdStatus {
 	s := getEtcdStatus(ctx, g, c)
-	g.Expect(s.condition("Available")).To(Equal("True"))
-	g.Expect(s.condition("Ready")).To(Equal("True"))
+	for _, t := range []string{"Available", "Ready"} { // the reason and message say why not, when it times out
+		g.Expect(s.condition(t)).To(Equal("True"), "%s: %s: %s", t, s.reason(t), s.message(t))
+	}
 	for _, cond := range s.Conditions {
 		g.Expect(cond.ObservedGeneration).To(Equal(c.GetGeneration()), "condition %s", cond.Type)
 	}
@@ -356,6 +357,12 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, SpecPrio
 
 		cluster = harnessEtcdCluster(ns, robustness.NamePrefix, previous, nil)
 		Expect(k8sClient.Create(ctx, cluster)).To(Succeed())
+	})
+
+	AfterEach(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() {
+			dumpForFailure(ctx, "etcd-real", cluster.GetNamespace(), etcdManagerNamespace)
+		}
 	})
 
 	It("runs real members: Available and Ready, with member IDs and a leader", func(ctx SpecContext) {
