@@ -70,7 +70,7 @@ func TestBenchGordon(t *testing.T) {
 	time.Sleep(10 * time.Second)
 	steadyAfter := scrapeRequests(t, benchMetrics)
 	peakMemory := peakRSS(t, manager)
-	deleteNamespace(t, c, opNS) // frees the nodes' pod slots for the next run
+	deleteNamespaces(t, c, benchTimeout, opNS) // frees the nodes' pod slots for the next run
 	stopBenchManager(manager)
 
 	// Like for like: gordon with kube-controller-manager's client limits and ReplicaSet workers.
@@ -78,7 +78,7 @@ func TestBenchGordon(t *testing.T) {
 	limNS := benchNamespace(t, c, "bench-gordon-limited")
 	limUp := timeUntilRunning(t, c, limNS, func() { createGordons(t, c, limNS) })
 	limReplace := timeUntilRunning(t, c, limNS, func() { deleteEveryNth(t, c, limNS, benchDeleteFrac) })
-	deleteNamespace(t, c, limNS)
+	deleteNamespaces(t, c, benchTimeout, limNS)
 	stopBenchManager(limited)
 
 	rsNS := benchNamespace(t, c, "bench-replicaset")
@@ -88,7 +88,7 @@ func TestBenchGordon(t *testing.T) {
 		}
 	})
 	rsReplace := timeUntilRunning(t, c, rsNS, func() { deleteEveryNth(t, c, rsNS, benchDeleteFrac) })
-	deleteNamespace(t, c, rsNS)
+	deleteNamespaces(t, c, benchTimeout, rsNS)
 
 	total := benchOwners * benchReplicas
 	fmt.Printf("\n== bench-gordon: %d owners x %d replicas = %d pods on kwok nodes\n", benchOwners, benchReplicas, total)
@@ -260,17 +260,20 @@ func conditionTrue(u unstructured.Unstructured, condType string) bool {
 	return false
 }
 
-// deleteNamespace deletes a namespace and waits until it is gone.
-func deleteNamespace(t *testing.T, c client.Client, name string) {
+// deleteNamespaces deletes the namespaces and waits until they are all gone, failing after timeout.
+func deleteNamespaces(t *testing.T, c client.Client, timeout time.Duration, names ...string) {
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	must(t, c.Delete(ctx, ns))
-	for deadline := time.Now().Add(benchTimeout); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(ns), ns); client.IgnoreNotFound(err) == nil && err != nil {
-			return
-		}
+	for _, ns := range names {
+		must(t, client.IgnoreNotFound(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})))
 	}
-	t.Fatalf("namespace %s still exists after %s", name, benchTimeout)
+	waitFor(t, timeout, fmt.Sprintf("namespaces %v are deleted", names), func() bool {
+		for _, ns := range names {
+			if err := c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); err == nil || client.IgnoreNotFound(err) != nil {
+				return false // still there, or not known to be gone
+			}
+		}
+		return true
+	})
 }
 
 // deleteEveryNth deletes every nth pod of the namespace.

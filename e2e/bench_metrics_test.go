@@ -89,10 +89,7 @@ func TestBenchMetrics(t *testing.T) {
 // createSampleCopies creates metricsBenchObjects copies of the operator's sample in ns, and
 // returns their kind.
 func createSampleCopies(ctx context.Context, t *testing.T, c client.Client, op, ns string) string {
-	data, err := os.ReadFile(filepath.Join("..", "operators", op, "config", "samples", metricsBenchSamples[op]))
-	must(t, err)
-	sample := &unstructured.Unstructured{}
-	must(t, yaml.Unmarshal(data, &sample.Object))
+	sample := benchSample(t, op)
 	for i := range metricsBenchObjects {
 		u := sample.DeepCopy()
 		u.SetNamespace(ns)
@@ -100,6 +97,15 @@ func createSampleCopies(ctx context.Context, t *testing.T, c client.Client, op, 
 		must(t, c.Create(ctx, u))
 	}
 	return sample.GetKind()
+}
+
+// benchSample is the operator's sample of its main kind (metricsBenchSamples).
+func benchSample(t *testing.T, op string) *unstructured.Unstructured {
+	data, err := os.ReadFile(filepath.Join("..", "operators", op, "config", "samples", metricsBenchSamples[op]))
+	must(t, err)
+	sample := &unstructured.Unstructured{}
+	must(t, yaml.Unmarshal(data, &sample.Object))
+	return sample
 }
 
 // waitForConditionSeries waits, five minutes at most, until the manager exports a condition
@@ -154,10 +160,17 @@ func medianScrape(t *testing.T) metricsScrape {
 }
 
 func scrapeBody(t *testing.T) []byte {
-	resp, err := http.Get("http://" + benchMetrics + "/metrics")
-	must(t, err)
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
+	body, err := scrapeOnce()
 	must(t, err)
 	return body
+}
+
+// scrapeOnce reads the manager's /metrics.
+func scrapeOnce() ([]byte, error) {
+	resp, err := http.Get("http://" + benchMetrics + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	return io.ReadAll(resp.Body)
 }

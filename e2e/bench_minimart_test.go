@@ -156,7 +156,7 @@ func runMinimartBench(t *testing.T, c client.Client, name, metrics string, stead
 		t.Logf("%s: steady state: %s requests, %.2f s CPU", name, run.steady, run.steadyCPU.Seconds())
 	}
 	run.peakRSS = peakRSS(t, cmd)
-	deleteNamespace(t, c, ns)
+	deleteNamespaces(t, c, benchTimeout, ns)
 	return run
 }
 

@@ -7,9 +7,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -26,7 +24,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
 	"github.com/quintet-operators/quintet/e2e/clusterconfig"
 )
@@ -123,7 +120,7 @@ func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n i
 	for range cap(namespaces) {
 		namespaces = append(namespaces, scaleNamespace(ctx, t, c, op))
 	}
-	t.Cleanup(func() { deleteScaleNamespaces(t, c, namespaces) })
+	t.Cleanup(func() { deleteNamespaces(t, c, scaleSettleLimit, namespaces...) })
 	sample := scaleSample(t, op)
 	watch := watchManager()
 	run.idleRSS = procMemory(t, manager.Process.Pid, "VmRSS:")
@@ -148,7 +145,7 @@ func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n i
 	run.steady = scrapeRequests(t, benchMetrics).sub(steadyBefore)
 	run.maxDepth, run.longestProcessing = watch.stop()
 	run.peakRSS = peakRSS(t, manager)
-	deleteScaleNamespaces(t, c, namespaces)
+	deleteNamespaces(t, c, scaleSettleLimit, namespaces...)
 	stopBenchManager(manager)
 	return run
 }
@@ -206,28 +203,9 @@ func scaleNamespace(ctx context.Context, t *testing.T, c client.Client, op strin
 	return ns.Name
 }
 
-// deleteScaleNamespaces deletes the namespaces and waits until they are gone.
-func deleteScaleNamespaces(t *testing.T, c client.Client, namespaces []string) {
-	ctx := context.Background()
-	for _, ns := range namespaces {
-		must(t, client.IgnoreNotFound(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})))
-	}
-	waitFor(t, scaleSettleLimit, "the benchmark's namespaces are deleted", func() bool {
-		for _, ns := range namespaces {
-			if err := c.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); client.IgnoreNotFound(err) == nil && err == nil {
-				return false
-			}
-		}
-		return true
-	})
-}
-
 // scaleSample is the operator's sample of its main kind, labelled as the benchmark's.
 func scaleSample(t *testing.T, op string) *unstructured.Unstructured {
-	data, err := os.ReadFile(filepath.Join("..", "operators", op, "config", "samples", metricsBenchSamples[op]))
-	must(t, err)
-	sample := &unstructured.Unstructured{}
-	must(t, yaml.Unmarshal(data, &sample.Object))
+	sample := benchSample(t, op)
 	labels := sample.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
@@ -346,16 +324,6 @@ func queueSample() (depth, longest float64) {
 		}
 	}
 	return depth, longest
-}
-
-// scrapeOnce reads the manager's /metrics.
-func scrapeOnce() ([]byte, error) {
-	resp, err := http.Get("http://" + benchMetrics + "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	return io.ReadAll(resp.Body)
 }
 
 func printScaleRun(r scaleRun) {

@@ -214,7 +214,7 @@ var _ = Describe("Monitoring: a real Prometheus scrapes every operator and runs 
 				for _, target := range panel.Targets {
 					Eventually(func(g Gomega) {
 						values := queryValues(ctx, g, variables.Replace(target.Expr))
-						if panel.Title == "Managers up" { // this spec's, and any another spec installed meanwhile
+						if panel.Title == "Managers up" { // this spec's, and any other spec's installed meanwhile
 							g.Expect(values).To(ConsistOf(Not(Equal("0"))), "%s: %s", op, target.Expr)
 						}
 					}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())

@@ -101,6 +101,7 @@ func sampleObjects(samples []*unstructured.Unstructured) []map[string]any {
 // kubebuilder markers generated, and what --install-monitoring needs, nothing more.
 func installStrategy(in csvInput) (operatorsv1alpha1.StrategyDetailsDeployment, error) {
 	var strategy operatorsv1alpha1.StrategyDetailsDeployment
+	var managerAccounts []string // of the Deployments running the manager: --install-monitoring needs monitoringRules
 	for _, d := range in.deployments {
 		spec := d.Spec.DeepCopy()
 		for i := range spec.Template.Spec.Containers {
@@ -118,6 +119,7 @@ func installStrategy(in csvInput) (operatorsv1alpha1.StrategyDetailsDeployment, 
 			if !slices.Contains(c.Args, installMonitoring) {
 				c.Args = append(c.Args, installMonitoring)
 			}
+			managerAccounts = append(managerAccounts, spec.Template.Spec.ServiceAccountName)
 		}
 		strategy.DeploymentSpecs = append(strategy.DeploymentSpecs, operatorsv1alpha1.StrategyDeploymentSpec{
 			Name: d.Name, Spec: *spec, Label: d.Labels,
@@ -143,8 +145,8 @@ func installStrategy(in csvInput) (operatorsv1alpha1.StrategyDetailsDeployment, 
 			strategy.ClusterPermissions = mergePermissions(strategy.ClusterPermissions, g.serviceAccount, clusterWide)
 		}
 	}
-	for _, d := range in.deployments {
-		strategy.Permissions = mergePermissions(strategy.Permissions, d.Spec.Template.Spec.ServiceAccountName, monitoringRules)
+	for _, account := range managerAccounts {
+		strategy.Permissions = mergePermissions(strategy.Permissions, account, monitoringRules)
 	}
 	return strategy, nil
 }

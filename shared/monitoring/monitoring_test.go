@@ -23,16 +23,7 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = testenv.Start(testenv.Options{AddToScheme: []func(*runtime.Scheme) error{apiextensionsv1.AddToScheme}})
-	if err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		panic(err)
-	}
-	os.Exit(code)
+	os.Exit(testenv.MainEnv(m, testenv.Options{AddToScheme: []func(*runtime.Scheme) error{apiextensionsv1.AddToScheme}}, func(e *testenv.Env) { env = e }))
 }
 
 // files are a config/prometheus, as an operator embeds it.

@@ -25,18 +25,9 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	env, err = testenv.Start(testenv.Options{
+	os.Exit(testenv.MainEnv(m, testenv.Options{
 		CRDDirectoryPaths: []string{testkind.CRDDir}, AddToScheme: []func(*runtime.Scheme) error{testkind.AddToScheme, apiextensionsv1.AddToScheme},
-	})
-	if err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		panic(err)
-	}
-	os.Exit(code)
+	}, func(e *testenv.Env) { env = e }))
 }
 
 // gadgetGVK is a kind the API server does not serve until the test installs its CRD.

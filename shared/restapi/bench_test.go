@@ -7,13 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
+
+	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
 // TestBenchRESTAPILatency measures what the REST API adds to a request: 1000 GETs of one
@@ -58,14 +59,10 @@ func TestBenchRESTAPILatency(t *testing.T) {
 	fmt.Printf("%-28s %10v %10v\n", "overhead", p(through, 0.5)-p(straight, 0.5), p(through, 0.99)-p(straight, 0.99))
 	fmt.Printf("%-28s %10.2f %10.2f\n", "ratio", float64(p(through, 0.5))/float64(p(straight, 0.5)),
 		float64(p(through, 0.99))/float64(p(straight, 0.99)))
-	if figures := os.Getenv("BENCH_FIGURES"); figures != "" { // make bench-restapi plots them
-		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-		tsv := fmt.Sprintf("run\tp50 latency (ms)\tp99 latency (ms)\nAPI server directly\t%.2f\t%.2f\nthrough the REST API\t%.2f\t%.2f\n",
-			ms(p(straight, 0.5)), ms(p(straight, 0.99)), ms(p(through, 0.5)), ms(p(through, 0.99)))
-		if err := os.WriteFile(figures, []byte(tsv), 0o644); err != nil { //nolint:gosec // a document
-			t.Fatal(err)
-		}
-	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	testenv.WriteBenchFigures(t, "run\tp50 latency (ms)\tp99 latency (ms)", // make bench-restapi plots them
+		fmt.Sprintf("API server directly\t%.2f\t%.2f", ms(p(straight, 0.5)), ms(p(straight, 0.99))),
+		fmt.Sprintf("through the REST API\t%.2f\t%.2f", ms(p(through, 0.5)), ms(p(through, 0.99))))
 }
 
 // timeGET times one GET of url with the token.

@@ -23,17 +23,9 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) {
-	var err error
-	if env, err = testenv.Start(testenv.Options{
+	os.Exit(testenv.MainEnv(m, testenv.Options{
 		CRDDirectoryPaths: []string{testkind.CRDDir}, AddToScheme: []func(*runtime.Scheme) error{testkind.AddToScheme},
-	}); err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		panic(err)
-	}
-	os.Exit(code)
+	}, func(e *testenv.Env) { env = e }))
 }
 
 // patchCounter counts status patches that reach the API server.

@@ -76,6 +76,24 @@ func Main(m *testing.M, o Options, mo ManagerOptions, setup func(*Env, *Manager)
 	return code
 }
 
+// MainEnv runs a test package against one API server (o), for packages whose tests build
+// their own managers: keep receives the environment before the tests run (typically into a
+// package variable). It returns m.Run's exit code, or 1 when the environment cannot start or stop.
+func MainEnv(m *testing.M, o Options, keep func(*Env)) int {
+	env, err := Start(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	keep(env)
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
+}
+
 func runWith(m *testing.M, env *Env, mo ManagerOptions, setup func(*Env, *Manager) error) (int, error) {
 	mgr, err := env.NewManager(mo)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup/backuptest"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
+	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
 // TestBenchBackup (make bench-etcd-backup): a database of BENCH_DB_MIB (256) MiB of
@@ -30,7 +31,7 @@ import (
 // It prints the backup's time and throughput beside a bare snapshot read to nowhere (what
 // streaming through the store adds), and this process's peak RSS during the backup beside
 // the database's size (what the backup holds in memory). It writes its figures to the file
-// BENCH_FIGURES names, when it is set (writeBenchFigures): a line per step that streams the
+// BENCH_FIGURES names, when it is set (testenv.WriteBenchFigures): a line per step that streams the
 // database, with its time, its throughput and the peak RSS over before.
 func TestBenchBackup(t *testing.T) {
 	mib := 256
@@ -101,7 +102,7 @@ func TestBenchBackup(t *testing.T) {
 	restored := benchRestore(t, record)
 	verified := benchVerify(t, target)
 	benchDefragment(t, c)
-	writeBenchFigures(t, "step\ttime (s)\tthroughput (MiB/s)\tpeak RSS over before (MiB)",
+	testenv.WriteBenchFigures(t, "step\ttime (s)\tthroughput (MiB/s)\tpeak RSS over before (MiB)",
 		append([]string{read, toS3, toVolume, restored}, verified...)...)
 }
 
@@ -109,20 +110,6 @@ func TestBenchBackup(t *testing.T) {
 // process's peak RSS over its RSS before the step.
 func figure(step string, took time.Duration, size, rss int64) string {
 	return fmt.Sprintf("%s\t%.2f\t%.0f\t%.0f", step, took.Seconds(), float64(size)/(1<<20)/took.Seconds(), float64(max(rss, 0))/(1<<20))
-}
-
-// writeBenchFigures writes a benchmark's figures, a header and a line per run, tab-separated
-// (the first column names the run, the others are metrics, `name (unit)`), to the file
-// BENCH_FIGURES names, when it is set: the bench target plots them (bin/docs plot), as e2e's
-// benchmarks do.
-func writeBenchFigures(t *testing.T, header string, runs ...string) {
-	path := os.Getenv("BENCH_FIGURES")
-	if path == "" {
-		return
-	}
-	if err := os.WriteFile(path, []byte(header+"\n"+strings.Join(runs, "\n")+"\n"), 0o644); err != nil { //nolint:gosec // a document
-		t.Fatal(err)
-	}
 }
 
 // benchVerify takes a backup with the member's keyspace fingerprint and verifies it as the
