@@ -76,8 +76,10 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 	existing := desired.DeepCopyObject().(client.Object)
 	err = w.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
-		log.Info("Creating " + kind)
 		if err = w.Client.Create(ctx, desired); !apierrors.IsAlreadyExists(err) {
+			// Logged once the API server answered: a create that finds the object made by an
+			// earlier pass (the cache had not seen it yet) wrote nothing.
+			log.Info("Creating " + kind)
 			return w.recorded(owner, desired, EventCreated, kind, WriteError("creating", kind, desired, err))
 		}
 		// The cache holds only labelled objects: either it has not yet seen what an earlier
