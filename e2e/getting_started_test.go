@@ -13,7 +13,10 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive // gomega's DSL
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -54,5 +57,41 @@ var _ = Describe("docs/getting-started.md, run as written", func() {
 		deployments := &appsv1.DeploymentList{}
 		Expect(k8sClient.List(ctx, deployments, client.InNamespace("gordon"))).To(Succeed())
 		Expect(deployments.Items).To(ContainElement(HaveField("Name", "gordon-controller-manager")))
+	})
+
+	It("installs etcd-cluster's chart from the registry as the Helm section says, leaving the CRDs already there alone, and removes it", func(ctx SpecContext) {
+		const release, namespace = "etcd-cluster", "etcd-system" // the page's
+		// What the page's clean-up block removes, should the spec stop before it runs.
+		DeferCleanup(func(ctx SpecContext) {
+			helm(ctx, "uninstall", release, "--namespace", namespace, "--ignore-not-found", "--wait", "--timeout", "3m")
+			Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}))).To(Succeed())
+		})
+		// Other specs install etcd-cluster's CRDs (kubectl, OLM) whenever they run; installing
+		// them first makes the block take, every time, the branch the page is about.
+		installCRDs("etcd-cluster")
+		crd := &unstructured.Unstructured{}
+		crd.SetAPIVersion("apiextensions.k8s.io/v1")
+		crd.SetKind("CustomResourceDefinition")
+		crd.SetName("etcdclusters.etcd.database.coreos.com")
+
+		out := runDocBlock(ctx, "docs/getting-started.md", "helm-install")
+		chart := "etcd-cluster-" + operatorVersion("etcd-cluster")
+		Expect(out).To(MatchRegexp(`(?m)^etcd-cluster\s+etcd-system\s+1\s.*\sdeployed\s+`+regexp.QuoteMeta(chart)+`\s`),
+			"helm list shows the release deployed, from the chart of the operator's version")
+		Expect(out).To(MatchRegexp(`(?m)^etcd-cluster-controller-manager\s+1/1\s`), "kubectl shows the manager's Deployment ready")
+		Expect(helm(ctx, "get", "values", release, "--namespace", namespace, "--output", "json")).
+			To(MatchJSON(`{"crd": {"enable": false}, "watchNamespaces": ["etcd-system"]}`), "the CRDs were there, so the release goes without them")
+		deployment := &appsv1.Deployment{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-cluster-controller-manager"}, deployment)).To(Succeed())
+		Expect(deployment.Status.Conditions).To(ContainElement(SatisfyAll(
+			HaveField("Type", appsv1.DeploymentAvailable), HaveField("Status", corev1.ConditionTrue))), "the manager's Deployment is available")
+		managerRole := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "etcd-cluster-manager-role-" + namespace}}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(managerRole), managerRole)).To(Succeed(), "the release's ClusterRole")
+
+		runDocBlock(ctx, "docs/getting-started.md", "helm-uninstall")
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(managerRole), managerRole)).To(Satisfy(apierrors.IsNotFound), "helm uninstall deletes the release's cluster-scoped objects")
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: namespace}, &corev1.Namespace{})).To(Satisfy(apierrors.IsNotFound), "kubectl delete namespace waits until it is gone")
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(crd), crd)).To(Succeed(), "the CRDs stay")
+		Expect(crd.GetAnnotations()).NotTo(HaveKeyWithValue("meta.helm.sh/release-namespace", namespace), "and were never the release's")
 	})
 })

@@ -15,9 +15,9 @@ import (
 )
 
 // The API reference, docs/api/<operator>.md, is generated from what the operator ships: its
-// CRDs (every field below spec and status, its type, constraints and description, and the
-// CEL rules with their messages) and its API package's condition types and reasons, with
-// their doc comments.
+// CRDs (every field below spec and status, its type, constraints and description, and every
+// CEL rule of the schema, from its root down, with its message) and its API package's
+// condition types and reasons, with their doc comments.
 
 // crd is the part of a CustomResourceDefinition the reference reads.
 type crd struct {
@@ -58,10 +58,18 @@ type schema struct {
 	Pattern              string             `json:"pattern"`
 	IntOrString          bool               `json:"x-kubernetes-int-or-string"`
 	PreserveUnknown      bool               `json:"x-kubernetes-preserve-unknown-fields"`
-	Validations          []struct {
-		Rule    string `json:"rule"`
-		Message string `json:"message"`
-	} `json:"x-kubernetes-validations"`
+	Validations          []validation       `json:"x-kubernetes-validations"`
+}
+
+// validation is a CEL rule of a schema (x-kubernetes-validations): the API server refuses an
+// object for which Rule is false, with Message, or with what MessageExpression evaluates to,
+// as an error of the type Reason names on the field FieldPath names (relative to the schema).
+type validation struct {
+	Rule              string `json:"rule"`
+	Message           string `json:"message"`
+	MessageExpression string `json:"messageExpression"`
+	FieldPath         string `json:"fieldPath"`
+	Reason            string `json:"reason"`
 }
 
 // APIReference is the reference page of the operator at dir (operators/<name>).
@@ -116,16 +124,16 @@ func writeKind(b *strings.Builder, c *crd) {
 		if root.Description != "" {
 			b.WriteString(oneLine(root.Description) + "\n\n")
 		}
-		var rules []string
 		for _, part := range []string{"spec", "status"} {
 			p := root.Properties[part]
 			if p == nil {
 				continue
 			}
 			fmt.Fprintf(b, "### %s.%s\n\n| field | type | constraints | description |\n| --- | --- | --- | --- |\n", s.Names.Kind, part)
-			walk(b, part, p, &rules)
+			walk(b, part, p)
 			b.WriteString("\n")
 		}
+		rules := validationRows(s.Names.Kind, "", root)
 		if len(rules) > 0 {
 			fmt.Fprintf(b, "### %s: validation rules\n\nRefused at admission, with these messages:\n\n| field | rule | message |\n| --- | --- | --- |\n", s.Names.Kind)
 			for _, r := range rules {
@@ -136,11 +144,8 @@ func writeKind(b *strings.Builder, c *crd) {
 	}
 }
 
-// walk writes a row for each field below s, at path, and collects its CEL rules.
-func walk(b *strings.Builder, path string, s *schema, rules *[]string) {
-	for _, v := range s.Validations {
-		*rules = append(*rules, fmt.Sprintf("| `%s` | `%s` | %s |", path, cell(v.Rule), cell(v.Message)))
-	}
+// walk writes a row for each field below s, at path.
+func walk(b *strings.Builder, path string, s *schema) {
 	names := make([]string, 0, len(s.Properties))
 	for n := range s.Properties {
 		names = append(names, n)
@@ -151,19 +156,85 @@ func walk(b *strings.Builder, path string, s *schema, rules *[]string) {
 		field := path + "." + n
 		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", field, typeOf(p), cell(constraints(p, slices.Contains(s.Required, n))), cell(oneLine(p.Description)))
 		switch {
-		case p.Items != nil && (p.Items.Properties != nil || len(p.Items.Validations) > 0):
-			walk(b, field+"[]", p.Items, rules)
+		case p.Items != nil && p.Items.Properties != nil:
+			walk(b, field+"[]", p.Items)
 		case p.AdditionalProperties != nil && p.AdditionalProperties.Properties != nil:
-			walk(b, field+"{}", p.AdditionalProperties, rules)
+			walk(b, field+"{}", p.AdditionalProperties)
 		default:
-			if p.Items != nil {
-				for _, v := range p.Items.Validations {
-					*rules = append(*rules, fmt.Sprintf("| `%s[]` | `%s` | %s |", field, cell(v.Rule), cell(v.Message)))
-				}
-			}
-			walk(b, field, &schema{Properties: p.Properties, Required: p.Required, Validations: p.Validations}, rules)
+			walk(b, field, p)
 		}
 	}
+}
+
+// validationRows are the rows of the validation rules table for the CEL rules of s and of
+// every schema below it, s being at path ("" for the root of the kind's schema): s's own
+// rules, then its fields' in name order, then its list items' ([]) and its map values' ({}).
+func validationRows(kind, path string, s *schema) []string {
+	var rows []string
+	for _, v := range s.Validations {
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s |", cell(ruleTarget(kind, path, v.FieldPath)), cell(code(oneLineRule(v.Rule))), cell(ruleMessage(v))))
+	}
+	names := make([]string, 0, len(s.Properties))
+	for n := range s.Properties {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		rows = append(rows, validationRows(kind, strings.TrimPrefix(path+"."+n, "."), s.Properties[n])...)
+	}
+	if s.Items != nil {
+		rows = append(rows, validationRows(kind, path+"[]", s.Items)...)
+	}
+	if s.AdditionalProperties != nil {
+		rows = append(rows, validationRows(kind, path+"{}", s.AdditionalProperties)...)
+	}
+	return rows
+}
+
+// ruleTarget says what a rule at path checks ("the whole <kind>" at the root) and, when its
+// fieldPath names a field below, where the API server reports the error.
+func ruleTarget(kind, path, fieldPath string) string {
+	target := "the whole `" + kind + "`"
+	if path != "" {
+		target = "`" + path + "`"
+	}
+	if fieldPath == "" {
+		return target
+	}
+	return target + ", reported at `" + strings.TrimPrefix(path+fieldPath, ".") + "`"
+}
+
+// ruleMessage is the message of a rule: its message expression, when it has one, before its
+// fixed message, and the reason the error carries, when the rule sets one. A < in the message
+// is escaped, so that GitHub shows a placeholder such as <bucket> instead of taking it for an
+// HTML tag and dropping it.
+func ruleMessage(v validation) string {
+	message := strings.ReplaceAll(oneLine(v.Message), "<", "&lt;")
+	if v.MessageExpression != "" {
+		computed := "computed by " + code(oneLineRule(v.MessageExpression))
+		if message != "" {
+			computed += "; if that fails: " + message
+		}
+		message = computed
+	}
+	if v.Reason != "" {
+		message += " (reason `" + v.Reason + "`)"
+	}
+	return message
+}
+
+// oneLineRule puts a CEL expression written over several lines on one, keeping the spaces in
+// its string literals.
+func oneLineRule(rule string) string {
+	return strings.ReplaceAll(strings.TrimSpace(strings.ReplaceAll(rule, "\r\n", "\n")), "\n", " ")
+}
+
+// code is s as a Markdown code span, fenced with two backticks when s holds one.
+func code(s string) string {
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
 }
 
 func typeOf(s *schema) string {

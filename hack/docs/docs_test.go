@@ -158,3 +158,99 @@ spec:
 		t.Errorf("the index: %s, %v", index, err)
 	}
 }
+
+func TestAPIReferenceListsEveryValidationRuleWhereItSits(t *testing.T) {
+	root := page(t, map[string]string{
+		"operators/demo/config/crd/bases/demo.example.com_gadgets.yaml": `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+spec:
+  group: demo.example.com
+  names: {kind: Gadget, plural: gadgets}
+  scope: Namespaced
+  versions:
+  - name: v1
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-validations:
+        - rule: size(self.metadata.name) <= 53
+          message: the name is at most 53 characters, as <name>-config is at most 63
+        properties:
+          metadata: {type: object}
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: self.min <= self.max
+              message: min is at most max
+              fieldPath: .min
+              reason: FieldValueForbidden
+            properties:
+              min: {type: integer}
+              max: {type: integer}
+              limits:
+                type: object
+                x-kubernetes-validations:
+                - rule: self.cpu != '0'
+                  messageExpression: "'cpu is ' + self.cpu"
+                properties:
+                  cpu: {type: string}
+              tolerations:
+                type: array
+                x-kubernetes-validations:
+                - rule: self.all(t, t.effect in ['NoSchedule', 'NoExecute'])
+                  message: "an effect is NoSchedule or NoExecute"
+                items:
+                  type: object
+                  x-kubernetes-validations:
+                  - rule: has(self.key) || self.operator == 'Exists'
+                    message: a toleration without a key has operator Exists
+                  properties:
+                    key: {type: string}
+                    operator: {type: string}
+                    effect: {type: string}
+              matrix:
+                type: array
+                items:
+                  type: array
+                  x-kubernetes-validations:
+                  - rule: size(self) == 3
+                    message: a row has 3 cells
+                  items: {type: integer}
+              labels:
+                type: object
+                additionalProperties:
+                  type: string
+                  x-kubernetes-validations:
+                  - rule: "!self.contains(' ')"
+                    message: a label has no spaces
+          status:
+            type: object
+            x-kubernetes-validations:
+            - rule: self.ready <= self.total
+              message: ready is at most total
+            properties:
+              ready: {type: integer}
+              total: {type: integer}
+`,
+	})
+	if err := WriteAPIReference(root); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(root, "docs", "api", "demo.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "### Gadget: validation rules\n\nRefused at admission, with these messages:\n\n" +
+		"| field | rule | message |\n| --- | --- | --- |\n" +
+		"| the whole `Gadget` | `size(self.metadata.name) <= 53` | the name is at most 53 characters, as &lt;name>-config is at most 63 |\n" +
+		"| `spec`, reported at `spec.min` | `self.min <= self.max` | min is at most max (reason `FieldValueForbidden`) |\n" +
+		"| `spec.labels{}` | `!self.contains(' ')` | a label has no spaces |\n" +
+		"| `spec.limits` | `self.cpu != '0'` | computed by `'cpu is ' + self.cpu` |\n" +
+		"| `spec.matrix[]` | `size(self) == 3` | a row has 3 cells |\n" +
+		"| `spec.tolerations` | `self.all(t, t.effect in ['NoSchedule', 'NoExecute'])` | an effect is NoSchedule or NoExecute |\n" +
+		"| `spec.tolerations[]` | `has(self.key) \\|\\| self.operator == 'Exists'` | a toleration without a key has operator Exists |\n" +
+		"| `status` | `self.ready <= self.total` | ready is at most total |\n\n"
+	if !strings.Contains(string(page), want) {
+		t.Errorf("the page lacks the rules table\n%s\nit is:\n%s", want, page)
+	}
+}
