@@ -216,6 +216,10 @@ if [ -n "${OPERATORS:-}" ]; then
     printf '%-18s %-48s %s\n' "$op" "$url/api/v1/docs/" "$plural: $code"
   done
   echo "A token for Authorize: kubectl create token demo-portal -n $NS (the certificates are self-signed: curl -k)"
+  echo
+  echo "== Web console: every Quintet kind, live, with forms and one-click actions (each manager serves it; log in with the token)"
+  echo "$(api_url "$(echo $OPERATORS | cut -d' ' -f1)")/console/"
+  echo "Token: $token"
 fi
 if [ -n "$real_node" ]; then
   echo

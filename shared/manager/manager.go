@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"strings"
 
@@ -22,6 +23,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/quintet-operators/quintet/shared/console"
 	"github.com/quintet-operators/quintet/shared/monitoring"
 	"github.com/quintet-operators/quintet/shared/restapi"
 )
@@ -214,6 +216,14 @@ func addAPI(mgr ctrl.Manager, name string, o restapi.Options, crds fs.FS) error 
 	server, err := restapi.NewServer(mgr.GetConfig(), crds, o, opts)
 	if err != nil {
 		return err
+	}
+	if o.Console {
+		web, err := console.New(mgr.GetConfig(), console.Options{Log: ctrl.Log.WithName("console")})
+		if err != nil {
+			return err
+		}
+		server.Handle(console.Path, web)
+		server.Handle("GET /{$}", http.RedirectHandler(console.Path, http.StatusFound))
 	}
 	return mgr.Add(server)
 }

@@ -24,7 +24,7 @@ import (
 func TestBenchRESTAPILatency(t *testing.T) {
 	const n = 1000
 	ns := env.NewNamespace(t, "bench")
-	token := tokenFor(t, ns, "reader", widgetRules("get", "create"))
+	token := env.Token(t, ns, "reader", widgetRules("get", "create"))
 	do(t, "POST", widgetsPath(ns), token, jsonType, `{"metadata":{"name":"web"},"spec":{"widget":{"replicas":1}}}`).expect(t, http.StatusCreated)
 
 	kinds, err := KindsFromCRDs(widgetCRDs)

@@ -1,7 +1,6 @@
 package restapi
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"io"
@@ -12,12 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/quintet-operators/quintet/shared/internal/testkind"
 	"github.com/quintet-operators/quintet/shared/testenv"
@@ -56,34 +50,6 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Exit(code)
-}
-
-// tokenFor makes a ServiceAccount in namespace bound to a Role with rules, and returns a
-// token for it from the TokenRequest API, as `kubectl create token` gets one.
-func tokenFor(t *testing.T, namespace, name string, rules ...rbacv1.PolicyRule) string {
-	t.Helper()
-	ctx := context.Background()
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}}
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}, Rules: rules}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}},
-	}
-	for _, obj := range []client.Object{sa, role, binding} {
-		if err := env.Client.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-	clientset, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := clientset.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr.Status.Token
 }
 
 func widgetRules(verbs ...string) rbacv1.PolicyRule {
@@ -152,7 +118,7 @@ func widgetsPath(namespace string) string { return "/api/v1/namespaces/" + names
 
 func TestEveryVerbOnWidgets(t *testing.T) {
 	ns := env.NewNamespace(t, "verbs")
-	token := tokenFor(t, ns, "editor", widgetRules("get", "list", "watch", "create", "update", "patch", "delete"))
+	token := env.Token(t, ns, "editor", widgetRules("get", "list", "watch", "create", "update", "patch", "delete"))
 	collection, item := widgetsPath(ns), widgetsPath(ns)+"/web"
 
 	created := do(t, "POST", collection, token, "application/json",
@@ -201,7 +167,7 @@ func TestEveryVerbOnWidgets(t *testing.T) {
 
 func TestTheCallersTokenDecides(t *testing.T) {
 	ns, other := env.NewNamespace(t, "reader"), env.NewNamespace(t, "elsewhere")
-	reader := tokenFor(t, ns, "reader", widgetRules("get", "list"))
+	reader := env.Token(t, ns, "reader", widgetRules("get", "list"))
 
 	noToken := do(t, "GET", widgetsPath(ns), "", "", "").expect(t, http.StatusUnauthorized)
 	if !strings.Contains(noToken.raw, "bearer token is required") {
@@ -230,7 +196,7 @@ func TestTheCallersTokenDecides(t *testing.T) {
 
 func TestInvalidBodiesNameTheirFields(t *testing.T) {
 	ns := env.NewNamespace(t, "invalid")
-	token := tokenFor(t, ns, "editor", widgetRules("create"))
+	token := env.Token(t, ns, "editor", widgetRules("create"))
 	for _, tc := range []struct{ spec, field string }{
 		{`{"widget":{"replicas":-1}}`, "spec.widget.replicas"},
 		{`{"widget":{"replicas":1001}}`, "spec.widget.replicas"},
@@ -258,7 +224,7 @@ func TestInvalidBodiesNameTheirFields(t *testing.T) {
 
 func TestMalformedRequestsAreRefusedClearly(t *testing.T) {
 	ns := env.NewNamespace(t, "malformed")
-	token := tokenFor(t, ns, "editor", widgetRules("create", "patch", "get"))
+	token := env.Token(t, ns, "editor", widgetRules("create", "patch", "get"))
 	for _, tc := range []struct {
 		method, path, contentType, body string
 		code                            int

@@ -36,12 +36,16 @@ type Options struct {
 	// certificate made at start.
 	CertDir     string
 	CORSOrigins []string
+	// Console serves the web console (shared/console) beside the API, at /console/.
+	Console bool
 }
 
 // Bind registers the flags on fs.
 func (o *Options) Bind(flags *flag.FlagSet) {
 	flags.StringVar(&o.Addr, "api-bind-address", "",
 		"Address of the REST API and its Swagger UI (/api/v1/docs), e.g. :8082; empty turns it off. It acts with each caller's bearer token.")
+	flags.BoolVar(&o.Console, "api-console", true,
+		"Serve the web console at /console/ beside the REST API; like the API it acts with each caller's token.")
 	flags.BoolVar(&o.Insecure, "api-insecure", false, "Serve the REST API over plain HTTP: only on a loopback address, for development.")
 	flags.StringVar(&o.CertDir, "api-cert-dir", "",
 		"Directory with tls.crt and tls.key for the REST API; empty: a self-signed certificate made at start.")
@@ -61,9 +65,10 @@ func (o Options) Enabled() bool { return o.Addr != "" && o.Addr != "0" }
 
 // Server is the REST API as a manager runnable: it serves on every replica, elected or not.
 type Server struct {
-	opts    Options
-	handler http.Handler
-	log     logr.Logger
+	opts Options
+	// mux serves the API at "/" and what Handle adds beside it.
+	mux *http.ServeMux
+	log logr.Logger
 }
 
 // NewServer builds the API for the CRDs in crds (*.yaml), against the API server of cfg;
@@ -83,8 +88,14 @@ func NewServer(cfg *rest.Config, crds fs.FS, o Options, handlerOpts HandlerOptio
 	if err != nil {
 		return nil, err
 	}
-	return &Server{opts: o, handler: h, log: handlerOpts.Log}, nil
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	return &Server{opts: o, mux: mux, log: handlerOpts.Log}, nil
 }
+
+// Handle serves handler for pattern beside the API, on the same address and certificate
+// (the web console), before Start.
+func (s *Server) Handle(pattern string, handler http.Handler) { s.mux.Handle(pattern, handler) }
 
 // requireLoopback refuses an address that is not on a loopback interface.
 func requireLoopback(addr string) error {
@@ -108,7 +119,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("the REST API cannot listen on %s: %w", s.opts.Addr, err)
 	}
 	srv := &http.Server{
-		Handler:           s.handler,
+		Handler:           s.mux,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 		IdleTimeout:       2 * time.Minute,

@@ -98,7 +98,7 @@ func nameOf(e sseEvent) string {
 
 func TestWatchStreamsListThenChangesAsServerSentEvents(t *testing.T) {
 	ns := env.NewNamespace(t, "watch")
-	token := tokenFor(t, ns, "watcher", widgetRules("get", "list", "watch", "create", "patch", "delete"))
+	token := env.Token(t, ns, "watcher", widgetRules("get", "list", "watch", "create", "patch", "delete"))
 	widget := func(name string) string {
 		return `{"metadata":{"name":"` + name + `"},"spec":{"widget":{"replicas":1}}}`
 	}
@@ -143,7 +143,7 @@ func TestWatchStreamsListThenChangesAsServerSentEvents(t *testing.T) {
 
 func TestWatchFromAnExpiredVersionEndsWithGone(t *testing.T) {
 	ns := env.NewNamespace(t, "gone")
-	token := tokenFor(t, ns, "watcher", widgetRules("list", "watch"))
+	token := env.Token(t, ns, "watcher", widgetRules("list", "watch"))
 	resp, events := openStream(t, widgetsPath(ns)+"?watch=true&resourceVersion=1", token)
 	if resp.StatusCode == http.StatusGone {
 		t.Log("the API server refused the version before streaming: HTTP 410")
@@ -169,7 +169,7 @@ func TestWatchFromAnExpiredVersionEndsWithGone(t *testing.T) {
 
 func TestWatchNeedsTheRightToWatch(t *testing.T) {
 	ns := env.NewNamespace(t, "nowatch")
-	token := tokenFor(t, ns, "lister", widgetRules("list"))
+	token := env.Token(t, ns, "lister", widgetRules("list"))
 	resp, _ := openStream(t, widgetsPath(ns)+"?watch=true", token)
 	if resp.StatusCode != http.StatusForbidden {
 		t.Fatalf("a token that may list but not watch gets 403, not %d", resp.StatusCode)
