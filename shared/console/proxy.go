@@ -38,7 +38,7 @@ func (h *Handler) proxy() http.Handler {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			out := pr.Out
 			out.URL.Scheme, out.URL.Host = h.upstream.Scheme, h.upstream.Host
-			out.URL.Path = strings.TrimSuffix(h.upstream.Path, "/") + strings.TrimPrefix(pr.In.URL.Path, strings.TrimSuffix(proxyPath, "/"))
+			out.URL.Path = strings.TrimSuffix(h.upstream.Path, "/") + apiPath(pr.In)
 			out.URL.RawPath = ""
 			out.Host = ""
 			kept := http.Header{}
@@ -66,7 +66,7 @@ func (h *Handler) proxy() http.Handler {
 		},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		path := strings.TrimPrefix(r.URL.Path, strings.TrimSuffix(proxyPath, "/"))
+		path := apiPath(r)
 		if strings.Contains(path, "..") || strings.Contains(path, "//") {
 			writeStatus(w, http.StatusBadRequest, "BadRequest", "a malformed path")
 			return
@@ -92,6 +92,12 @@ func (h *Handler) proxy() http.Handler {
 		}
 		relay.ServeHTTP(w, r)
 	})
+}
+
+// apiPath is the Kubernetes API path a request under proxyPath names: /apis/... for
+// /console/k8s/apis/...
+func apiPath(r *http.Request) string {
+	return strings.TrimPrefix(r.URL.Path, strings.TrimSuffix(proxyPath, "/"))
 }
 
 // convert turns the page's YAML into JSON (?to=json) or its JSON into YAML (?to=yaml), for the

@@ -162,6 +162,15 @@ async function listView(k, signal) {
     live, h('a', { className: 'button primary', href: `#/new/${k.group}/${k.plural}` }, `Create ${k.kind}`)), body);
   const rows = new Map();
   let columns = [];
+  // rowOf draws one object's row; a change redraws its row only, so a person's place in the
+  // rest of the table (focus, selection) stays.
+  const rowOf = (row) => {
+    const m = row.object.metadata;
+    return h('tr', { 'data-name': m.name, 'data-namespace': m.namespace, 'data-uid': m.uid },
+      ns ? null : h('td', {}, m.namespace),
+      columns.map((c) => h('td', {}, c.index === 0 ? h('a', { href: objectHash(k, m.namespace, m.name) }, m.name) : cell(row.cells[c.index]))),
+      h('td', {}, conditionBadges(row.object)));
+  };
   const render = () => {
     const key = (row) => row.object.metadata.namespace + '/' + row.object.metadata.name;
     const sorted = [...rows.values()].sort((a, b) => key(a).localeCompare(key(b), undefined, { numeric: true }));
@@ -169,13 +178,15 @@ async function listView(k, signal) {
       h('table', { className: 'objects', 'data-kind': k.kind },
         h('thead', {}, h('tr', {}, ns ? null : h('th', { scope: 'col' }, 'Namespace'),
           columns.map((c) => h('th', { scope: 'col', title: c.description }, c.name)), h('th', { scope: 'col' }, 'Conditions'))),
-        h('tbody', {}, sorted.map((row) => {
-          const m = row.object.metadata;
-          return h('tr', { 'data-name': m.name, 'data-namespace': m.namespace },
-            ns ? null : h('td', {}, m.namespace),
-            columns.map((c) => h('td', {}, c.index === 0 ? h('a', { href: objectHash(k, m.namespace, m.name) }, m.name) : cell(row.cells[c.index]))),
-            h('td', {}, conditionBadges(row.object)));
-        }))));
+        h('tbody', {}, sorted.map(rowOf))));
+  };
+  const update = (type, row) => {
+    const uid = row.object.metadata.uid;
+    const drawn = body.querySelector(`tr[data-uid="${uid}"]`);
+    if (type === 'DELETED') rows.delete(uid);
+    else rows.set(uid, row);
+    if (type === 'MODIFIED' && drawn) drawn.replaceWith(rowOf(row));
+    else render();
   };
   const list = async () => {
     let table;
@@ -193,11 +204,7 @@ async function listView(k, signal) {
     api.watch(path, {
       query: { includeObject: 'Object' }, accept: api.tableAccept, resourceVersion: table.metadata.resourceVersion, signal,
       onEvent: (event) => {
-        for (const row of event.object.rows || []) {
-          if (event.type === 'DELETED') rows.delete(row.object.metadata.uid);
-          else rows.set(row.object.metadata.uid, row);
-        }
-        render();
+        for (const row of event.object.rows || []) update(event.type, row);
         live.textContent = 'Live · updated ' + new Date().toLocaleTimeString();
       },
       onExpired: () => { if (!signal.aborted) list(); },
