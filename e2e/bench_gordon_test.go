@@ -147,33 +147,49 @@ func stopBenchManager(cmd *exec.Cmd) {
 
 // startBenchManager builds and runs operator's manager with plain-HTTP metrics on loopback.
 func startBenchManager(t *testing.T, operator string, args ...string) *exec.Cmd {
+	return startBenchManagerAt(t, operator, benchMetrics, args...)
+}
+
+// startBenchManagerAt is startBenchManager with the metrics at address.
+func startBenchManagerAt(t *testing.T, operator, address string, args ...string) *exec.Cmd {
 	bin := filepath.Join(t.TempDir(), operator+"-manager")
 	build := exec.Command("go", "build", "-o", bin, "./cmd")
 	build.Dir = filepath.Join("..", "operators", operator)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the manager: %v\n%s", err, out)
 	}
-	logf, err := os.Create(filepath.Join(t.TempDir(), "manager.log"))
+	logPath := filepath.Join(t.TempDir(), "manager.log")
+	logf, err := os.Create(logPath)
 	must(t, err)
-	cmd := exec.Command(bin, append([]string{"--metrics-bind-address=" + benchMetrics, "--metrics-secure=false",
+	cmd := exec.Command(bin, append([]string{"--metrics-bind-address=" + address, "--metrics-secure=false",
 		"--health-probe-bind-address=0", "--leader-elect=false"}, args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	must(t, cmd.Start())
 	t.Cleanup(func() { stopBenchManager(cmd) })
-	waitForMetrics(t, benchMetrics)
+	if !servesMetrics(address) {
+		log, _ := os.ReadFile(logPath)
+		t.Fatalf("no metrics at %s after 30 s; the manager's log:\n%s", address, log)
+	}
 	return cmd
 }
 
 // waitForMetrics waits until a manager serves its metrics at address.
 func waitForMetrics(t *testing.T, address string) {
 	t.Helper()
+	if !servesMetrics(address) {
+		t.Fatalf("no metrics at %s", address)
+	}
+}
+
+// servesMetrics waits up to 30 s until a manager serves its metrics at address.
+func servesMetrics(address string) bool {
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		if resp, err := http.Get("http://" + address + "/metrics"); err == nil {
 			_ = resp.Body.Close()
-			return
+			return true
 		}
 	}
-	t.Fatalf("no metrics at %s", address)
+	return false
 }
 
 func benchNamespace(t *testing.T, c client.Client, name string) string {

@@ -28,8 +28,9 @@ import (
 	"github.com/quintet-operators/quintet/e2e/clusterconfig"
 )
 
-// The scale benchmark's shape: copies of each operator's main sample, ten per namespace,
-// created at once; then a steady-state window in which the manager must not write.
+// The scale benchmark's shape: copies of each operator's main sample, ten per namespace
+// (scaleNamespaces), created at once; then a steady-state window in which the manager must not
+// write.
 const (
 	scalePerNamespace = 10
 	scaleSettleLimit  = 15 * time.Minute
@@ -69,26 +70,14 @@ type scaleRun struct {
 // settled RSS and CPU time, and its work queues' deepest point and longest-held item.
 func TestBenchScale(t *testing.T) {
 	ctx := context.Background()
-	cfg, err := clusterconfig.Config()
-	must(t, err)
-	requireLocalCluster(t, cfg)
-	cfg.QPS, cfg.Burst = 500, 1000 // the objects are created at once, not at client-go's default 5 per second
-	c, err := client.New(cfg, client.Options{})
-	must(t, err)
-	operators := benchList(t, "BENCH_SCALE_OPERATORS", "etcd-cluster,gordon,kre-runtime,minimart,ptemplate-device")
+	cfg, c := scaleCluster(t)
 	sizes := benchList(t, "BENCH_SCALE_SIZES", "100,300,1000")
 	steady, err := time.ParseDuration(envOr("BENCH_SCALE_STEADY", "2m"))
 	must(t, err)
 
+	operators := scaleOperators(t, cfg)
 	runs := make([]scaleRun, 0, len(sizes)*len(operators))
 	for _, op := range operators {
-		if _, ok := metricsBenchSamples[op]; !ok {
-			t.Fatalf("BENCH_SCALE_OPERATORS: no operator %q", op)
-		}
-		_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{
-			Paths: []string{filepath.Join("..", "operators", op, "config", "crd", "bases")}, ErrorIfPathMissing: true,
-		})
-		must(t, err)
 		for _, size := range sizes {
 			n, err := strconv.Atoi(size)
 			must(t, err)
@@ -111,16 +100,41 @@ func TestBenchScale(t *testing.T) {
 	}
 }
 
+// scaleCluster is the local cluster's config and a client for it, which may create a
+// thousand objects at once (not at client-go's default 5 per second); any other cluster fails
+// the benchmark.
+func scaleCluster(t *testing.T) (*rest.Config, client.Client) {
+	cfg, err := clusterconfig.Config()
+	must(t, err)
+	requireLocalCluster(t, cfg)
+	cfg.QPS, cfg.Burst = 500, 1000
+	c, err := client.New(cfg, client.Options{})
+	must(t, err)
+	return cfg, c
+}
+
+// scaleOperators are the operators BENCH_SCALE_OPERATORS names (all five by default), their
+// CRDs installed.
+func scaleOperators(t *testing.T, cfg *rest.Config) []string {
+	operators := benchList(t, "BENCH_SCALE_OPERATORS", "etcd-cluster,gordon,kre-runtime,minimart,ptemplate-device")
+	for _, op := range operators {
+		if _, ok := metricsBenchSamples[op]; !ok {
+			t.Fatalf("BENCH_SCALE_OPERATORS: no operator %q", op)
+		}
+		_, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{
+			Paths: []string{filepath.Join("..", "operators", op, "config", "crd", "bases")}, ErrorIfPathMissing: true,
+		})
+		must(t, err)
+	}
+	return operators
+}
+
 // runScale runs a fresh manager of op with n copies of its sample, then deletes them (the
 // manager still running, for any finalizer) and stops it.
 func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n int, steady time.Duration) scaleRun {
 	manager := startBenchManager(t, op)
 	run := scaleRun{operator: op, objects: n, steadyWindow: steady}
-	namespaces := make([]string, 0, (n+scalePerNamespace-1)/scalePerNamespace)
-	for range cap(namespaces) {
-		namespaces = append(namespaces, scaleNamespace(ctx, t, c, op))
-	}
-	t.Cleanup(func() { deleteNamespaces(t, c, scaleSettleLimit, namespaces...) })
+	namespaces := scaleNamespaces(ctx, t, c, op, n)
 	sample := scaleSample(t, op)
 	watch := watchManager()
 	run.idleRSS = procMemory(t, manager.Process.Pid, "VmRSS:")
@@ -196,6 +210,22 @@ func benchList(t *testing.T, name, def string) []string {
 	return out
 }
 
+// scaleNamespaces makes the namespaces for n copies of op's sample, deleted when the test
+// ends: one per ten copies, but one per copy for kre-runtime, as KRE runs one Runtime in a
+// namespace (its servers have fixed names there: a second Runtime in it waits, Degraded).
+func scaleNamespaces(ctx context.Context, t *testing.T, c client.Client, op string, n int) []string {
+	per := scalePerNamespace
+	if op == "kre-runtime" {
+		per = 1
+	}
+	namespaces := make([]string, 0, (n+per-1)/per)
+	for range cap(namespaces) {
+		namespaces = append(namespaces, scaleNamespace(ctx, t, c, op))
+	}
+	t.Cleanup(func() { deleteNamespaces(t, c, scaleSettleLimit, namespaces...) })
+	return namespaces
+}
+
 // scaleNamespace makes a namespace of the benchmark, labelled for its clean-up.
 func scaleNamespace(ctx context.Context, t *testing.T, c client.Client, op string) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "bench-scale-" + op + "-", Labels: map[string]string{scaleLabel: op}}}
@@ -215,8 +245,8 @@ func scaleSample(t *testing.T, op string) *unstructured.Unstructured {
 	return sample
 }
 
-// createCopies creates n copies of sample, scalePerNamespace in each namespace, from eight
-// clients at once, as a tenant's pipeline applying them would.
+// createCopies creates n copies of sample, spread evenly over namespaces, from eight clients
+// at once, as a tenant's pipeline applying them would.
 func createCopies(ctx context.Context, t *testing.T, c client.Client, sample *unstructured.Unstructured, namespaces []string, n int) {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -229,7 +259,7 @@ func createCopies(ctx context.Context, t *testing.T, c client.Client, sample *un
 		wg.Go(func() {
 			for i := range next {
 				u := sample.DeepCopy()
-				u.SetNamespace(namespaces[i/scalePerNamespace])
+				u.SetNamespace(namespaces[i*len(namespaces)/n])
 				u.SetName(fmt.Sprintf("%s-%04d", sample.GetName(), i))
 				if err := c.Create(ctx, u); err != nil {
 					errs <- err
@@ -335,7 +365,7 @@ func printScaleRun(r scaleRun) {
 // printScaleTable prints a row per run, and the growth of each manager's settled RSS per 100
 // objects between its smallest and largest runs.
 func printScaleTable(runs []scaleRun) {
-	fmt.Printf("\n== bench-scale: copies of each operator's sample, %d per namespace, created at once; manager as a local process, 4 workers per controller\n", scalePerNamespace)
+	fmt.Printf("\n== bench-scale: copies of each operator's sample, %d per namespace (kre-runtime: 1), created at once; manager as a local process, 4 workers per controller\n", scalePerNamespace)
 	fmt.Printf("%-17s %7s %8s %6s %10s %9s %9s %9s %8s %7s %7s %22s\n", "operator", "objects", "settled", "Ready", "to settled", "RSS idle", "RSS peak", "RSS then", "CPU", "depth", "held", "steady-state requests")
 	for _, r := range runs {
 		fmt.Printf("%-17s %7d %8d %6d %10s %8.1fM %8.1fM %8.1fM %8s %7.0f %6.1fs %22s\n", r.operator, r.objects, r.settled, r.ready,

@@ -38,7 +38,9 @@ type Flags struct {
 	SecureMetrics bool
 	ProbeAddr     string
 	LeaderElect   bool
-	EnableHTTP2   bool
+	// LeaderElectionNamespace holds the Lease; empty: the manager's own namespace (in a cluster).
+	LeaderElectionNamespace string
+	EnableHTTP2             bool
 	// MaxConcurrentReconciles is how many objects of a kind a controller reconciles at once.
 	MaxConcurrentReconciles int
 	// KubeAPIQPS and KubeAPIBurst limit the manager's requests on the client side; 0 leaves
@@ -67,6 +69,8 @@ func (f *Flags) Bind(flags *flag.FlagSet) {
 	// has no namespace for the lease. config/manager's Deployment passes --leader-elect.
 	flags.BoolVar(&f.LeaderElect, "leader-elect", false,
 		"Elect a leader, so that only one replica reconciles at a time (the Deployments set it).")
+	flags.StringVar(&f.LeaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader-election Lease; empty: the manager's own, which only a manager in a cluster has.")
 	flags.BoolVar(&f.EnableHTTP2, "enable-http2", false,
 		"Serve metrics over HTTP/2 too (off by default: HTTP/2 Stream Cancellation and Rapid Reset CVEs).")
 	flags.IntVar(&f.MaxConcurrentReconciles, "max-concurrent-reconciles", 4,
@@ -131,12 +135,13 @@ func Options(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ct
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	opts := ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metrics,
-		WebhookServer:          webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
-		HealthProbeBindAddress: f.ProbeAddr,
-		LeaderElection:         f.LeaderElect,
-		LeaderElectionID:       name + ".quintet.dev",
+		Scheme:                  scheme,
+		Metrics:                 metrics,
+		WebhookServer:           webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
+		HealthProbeBindAddress:  f.ProbeAddr,
+		LeaderElection:          f.LeaderElect,
+		LeaderElectionID:        name + ".quintet.dev",
+		LeaderElectionNamespace: f.LeaderElectionNamespace,
 		// The manager exits right after losing the lease, so stepping down early is safe.
 		LeaderElectionReleaseOnCancel: true,
 		Controller: config.Controller{

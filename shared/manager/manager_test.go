@@ -31,12 +31,15 @@ func TestWatchNamespaces(t *testing.T) {
 // Deployments ask for election with --leader-elect, as kubebuilder's scaffold does.
 func TestLeaderElectionIsOffUnlessAsked(t *testing.T) {
 	tests := map[string]struct {
-		args []string
-		want bool
+		args          []string
+		want          bool
+		wantNamespace string
 	}{
-		"no flags":            {nil, false},
-		"--leader-elect":      {[]string{"--leader-elect"}, true},
-		"--leader-elect=true": {[]string{"--leader-elect=true"}, true},
+		"no flags":            {nil, false, ""},
+		"--leader-elect":      {[]string{"--leader-elect"}, true, ""},
+		"--leader-elect=true": {[]string{"--leader-elect=true"}, true, ""},
+		// A manager outside a cluster (the scale benchmark's two replicas) names the Lease's namespace.
+		"with the Lease's namespace": {[]string{"--leader-elect", "--leader-election-namespace=bench"}, true, "bench"},
 	}
 	for name, tt := range tests {
 		var f Flags
@@ -45,8 +48,10 @@ func TestLeaderElectionIsOffUnlessAsked(t *testing.T) {
 		if err := fs.Parse(tt.args); err != nil {
 			t.Fatal(err)
 		}
-		if f.LeaderElect != tt.want {
-			t.Errorf("%s: LeaderElect = %v, want %v", name, f.LeaderElect, tt.want)
+		opts := Options("gordon", f, nil)
+		if opts.LeaderElection != tt.want || opts.LeaderElectionNamespace != tt.wantNamespace || opts.LeaderElectionID != "gordon.quintet.dev" {
+			t.Errorf("%s: leader election %v in %q as %q, want %v in %q as gordon.quintet.dev",
+				name, opts.LeaderElection, opts.LeaderElectionNamespace, opts.LeaderElectionID, tt.want, tt.wantNamespace)
 		}
 	}
 }

@@ -18,13 +18,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
+	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
 const (
@@ -362,6 +365,69 @@ func TestEtcdClusterMakesNoWritesAndLogsNothingInSteadyState(t *testing.T) {
 	g.Expect(events.Emitted(c, ensure.EventCreated)+events.Emitted(c, ensure.EventUpdated)).To(Equal(recorded), "no write, no Event")
 	get(g, c)
 	g.Expect(conditions.IsTrue(c, conditions.ReadyCondition)).To(BeTrue())
+}
+
+// TestEtcdClusterWhoseRunningMemberNeverAnswersMakesNoWritesInSteadyState is the case of a
+// cluster on kwok nodes (the scale benchmark's): member 0's pod is Running and Ready, but no
+// etcd answers at its address. Once the member is started and the status says so, passes
+// (requeues, pokes) write nothing, log nothing and emit no Event.
+func TestEtcdClusterWhoseRunningMemberNeverAnswersMakesNoWritesInSteadyState(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := applySample(t, "etcd_v1beta2_etcdcluster.yaml", ns)
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns}}
+	g.Eventually(func(g Gomega) { get(g, sts) }, timeout, tick).Should(Succeed())
+	member := expectStarted(t, sts, 0, "new")
+	memberClaim(t, ns, c.Name, 0, "")
+	// What kwok does with a pod on its nodes: Running and Ready, with an address nothing answers at.
+	now := metav1.Now()
+	member.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.10", StartTime: &now,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: member.Spec.Containers[0].Name, Ready: true, Started: ptr.To(true),
+			Image: member.Spec.Containers[0].Image, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}}}
+	g.Expect(env.Client.Status().Update(ctx, member)).To(Succeed())
+	// Starting member 0 is its pass's status (Progressing True), and the next pass's (False:
+	// it does not answer). Each pass waits for the member up to the request timeout: the
+	// cluster is settled once it logged no write (each is logged) for longer than that.
+	g.Eventually(func(g Gomega) {
+		mark := logs.Len()
+		time.Sleep(4 * time.Second)
+		g.Expect(logs.Since(mark, ns)).To(BeEmpty(), "still starting")
+		get(g, c)
+		p := conditions.Get(c, conditions.ProgressingCondition)
+		g.Expect(p).NotTo(BeNil())
+		g.Expect(p.Reason).To(Equal(v1beta2.ReasonMembersUnreachable), "%+v", c.Status.Conditions)
+	}, 2*timeout, tick).Should(Succeed())
+
+	reasons := []string{ensure.EventCreated, ensure.EventUpdated, v1beta2.ReasonMembersUnreachable,
+		string(membership.ActionBootstrap), string(membership.ActionRelease)}
+	emitted := func() (n int) {
+		for _, reason := range reasons {
+			n += events.Emitted(c, reason)
+		}
+		return n
+	}
+	// Passes of their own, their writes counted apart from other tests' clusters; the
+	// manager's (the pokes') show in the log.
+	own := testenv.CountWrites(reconciler.Client)
+	r := &Reconciler{Client: own, APIReader: reconciler.APIReader, Recorder: reconciler.Recorder, Addresses: testAddresses,
+		OperatorImage: testOperatorImage, ManagerNamespace: testManagerNamespace}
+	mark, recorded, status := logs.Len(), emitted(), c.Status.DeepCopy()
+	for i := range 3 {
+		poke(g, c, strconv.Itoa(i))
+		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)})
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	time.Sleep(time.Second)
+	g.Expect(own.Writes()).To(BeZero(), "a cluster whose running member never answers is not written on every pass")
+	g.Expect(logs.Since(mark, ns)).To(BeEmpty(), "an idle pass logs nothing (and so writes nothing)")
+	g.Expect(emitted()).To(Equal(recorded), "no write, no Event")
+	get(g, c)
+	g.Expect(c.Status).To(Equal(*status))
 }
 
 func TestPausedEtcdClusterIsOnlyObserved(t *testing.T) {
