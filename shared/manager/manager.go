@@ -210,7 +210,8 @@ func Run(name string, f Flags, scheme *runtime.Scheme, assets Assets, setup func
 	}
 }
 
-// addAPI adds the REST API to the manager when o gives it an address. It reaches the API
+// addAPI adds the REST API to the manager when o gives it an address, and beside it the web
+// console (the address's root leads there) unless --api-console=false. Both reach the API
 // server at the manager's address with each caller's token, never the manager's.
 func addAPI(mgr ctrl.Manager, name string, o restapi.Options, crds fs.FS) error {
 	if !o.Enabled() {
