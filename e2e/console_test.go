@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -115,16 +114,7 @@ func (p *consolePage) open(group, plural, namespace, name string) {
 // serveConsole runs operator's manager for namespace with its REST API and console on a
 // loopback port, and opens the console in Chromium.
 func serveConsole(ctx context.Context, chromium, operator, namespace string) *consolePage {
-	addr := fmt.Sprintf("127.0.0.1:%d", freeLocalPort())
-	runManager(operator, []string{"WATCH_NAMESPACE=" + namespace}, "--api-bind-address="+addr)
-	Eventually(func() error {
-		conn, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			_ = conn.Close()
-		}
-		return err
-	}).WithContext(ctx).Should(Succeed(), "the manager serves its REST API and console on %s", addr)
-	return openConsole(ctx, chromium, "https://"+addr)
+	return openConsole(ctx, chromium, "https://"+runManagerWithAPI(ctx, operator, namespace))
 }
 
 func fieldError(path string) string { return fmt.Sprintf(`[data-path=%q] > .field-error`, path) }

@@ -62,6 +62,21 @@ func serviceAccountToken(ctx context.Context, namespace, name string, rules ...r
 	return tr.Status.Token
 }
 
+// runManagerWithAPI runs operator's manager for namespace with its REST API and web console
+// on a loopback port, and returns that address once it listens.
+func runManagerWithAPI(ctx context.Context, operator, namespace string) string {
+	addr := fmt.Sprintf("127.0.0.1:%d", freeLocalPort())
+	runManager(operator, []string{"WATCH_NAMESPACE=" + namespace}, "--api-bind-address="+addr)
+	Eventually(func() error {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = conn.Close()
+		}
+		return err
+	}).WithContext(ctx).Should(Succeed(), "the manager serves its REST API on %s", addr)
+	return addr
+}
+
 // swaggerUI drives Swagger UI's page in headless Chromium as a person would: Authorize with
 // the token, open an operation, Try it out, fill in the namespace and the body, Execute. It
 // returns the response code the page shows and a screenshot of the whole page.
@@ -119,15 +134,7 @@ var _ = Describe("The REST API's Swagger UI in a real browser", func() {
 		installCRDs("gordon")
 		token := serviceAccountToken(ctx, ns, "portal", rbacv1.PolicyRule{APIGroups: []string{gordonGVK.Group},
 			Resources: []string{"gordons"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"}})
-		addr := fmt.Sprintf("127.0.0.1:%d", freeLocalPort())
-		runManager("gordon", []string{"WATCH_NAMESPACE=" + ns}, "--api-bind-address="+addr)
-		Eventually(func() error {
-			conn, err := net.DialTimeout("tcp", addr, time.Second)
-			if err == nil {
-				_ = conn.Close()
-			}
-			return err
-		}).WithContext(ctx).Should(Succeed(), "the manager serves its REST API on %s", addr)
+		addr := runManagerWithAPI(ctx, "gordon", ns)
 
 		code, screenshot := swaggerUI(ctx, chromium, "https://"+addr+"/api/v1/docs/", token, "Gordon-createGordon", ns,
 			`{"apiVersion":"operator.prgcont.cz/v1","kind":"Gordon","metadata":{"name":"from-swagger-ui"},"spec":{"gordon":{"replicas":2}}}`)

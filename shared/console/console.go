@@ -14,7 +14,6 @@ package console
 
 import (
 	"embed"
-	"fmt"
 	"io/fs"
 	"net/http"
 	"net/url"
@@ -22,6 +21,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
+
+	"github.com/quintet-operators/quintet/shared/restapi"
 )
 
 // Path is where the console is served.
@@ -72,12 +73,7 @@ func New(cfg *rest.Config, opts Options) (*Handler, error) {
 	if opts.SessionTimeout <= 0 {
 		opts.SessionTimeout = 8 * time.Hour
 	}
-	anonymous := rest.AnonymousClientConfig(cfg)
-	upstream, _, err := rest.DefaultServerUrlFor(anonymous)
-	if err != nil {
-		return nil, fmt.Errorf("the API server's address: %w", err)
-	}
-	transport, err := rest.TransportFor(anonymous)
+	upstream, transport, err := restapi.Upstream(cfg)
 	if err != nil {
 		return nil, err
 	}

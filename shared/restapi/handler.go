@@ -59,15 +59,11 @@ type Handler struct {
 // credentials are dropped.
 func NewHandler(cfg *rest.Config, kinds []Kind, opts HandlerOptions) (*Handler, error) {
 	opts = withDefaults(opts)
-	anonymous := rest.AnonymousClientConfig(cfg)
-	upstream, _, err := rest.DefaultServerUrlFor(anonymous)
-	if err != nil {
-		return nil, fmt.Errorf("the API server's address: %w", err)
-	}
-	client, err := rest.HTTPClientFor(anonymous)
+	upstream, transport, err := Upstream(cfg)
 	if err != nil {
 		return nil, err
 	}
+	client := &http.Client{Transport: transport}
 	document, err := servedDocument(kinds, opts)
 	if err != nil {
 		return nil, err
@@ -78,6 +74,21 @@ func NewHandler(cfg *rest.Config, kinds []Kind, opts HandlerOptions) (*Handler, 
 	}
 	h.routes()
 	return h, nil
+}
+
+// Upstream is the address of cfg's API server and a transport to it (its CA, TLS settings)
+// without cfg's credentials: what a caller's request is sent through, with the caller's token.
+func Upstream(cfg *rest.Config) (*url.URL, http.RoundTripper, error) {
+	anonymous := rest.AnonymousClientConfig(cfg)
+	upstream, _, err := rest.DefaultServerUrlFor(anonymous)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the API server's address: %w", err)
+	}
+	transport, err := rest.TransportFor(anonymous)
+	if err != nil {
+		return nil, nil, err
+	}
+	return upstream, transport, nil
 }
 
 func withDefaults(o HandlerOptions) HandlerOptions {
