@@ -9,11 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 )
 
 // Member is one member of a cluster.
@@ -88,29 +92,107 @@ func New(ctx context.Context, endpoints []string) (Client, error) {
 
 // NewDialer dials with the official client, giving up on connecting after dialTimeout; over
 // TLS with tlsConfig (https endpoints) unless it is nil.
+//
+// It connects to every endpoint at once and waits until each has connected or failed, so a
+// member whose name does not resolve or whose port refuses costs the pass nothing more: its
+// requests fail at once (ErrUnreachable) instead of retrying until their deadline. When no
+// endpoint connects, dialling fails with ErrUnreachable.
 func NewDialer(dialTimeout time.Duration, tlsConfig *tls.Config) Dialer {
 	return func(ctx context.Context, endpoints []string) (Client, error) {
-		c, err := clientv3.New(clientv3.Config{
-			Endpoints:   endpoints,
-			DialTimeout: dialTimeout,
-			Context:     ctx,
-			Logger:      zap.NewNop(),
-			TLS:         tlsConfig,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("connecting to etcd at %v: %w", endpoints, err)
-		}
-		web := http.DefaultClient
+		config := clientv3.Config{DialTimeout: dialTimeout, Context: ctx, Logger: zap.NewNop(), TLS: tlsConfig}
+		c := &client{web: http.DefaultClient, members: map[string]*clientv3.Client{}, down: map[string]bool{}}
 		if tlsConfig != nil {
-			web = &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig}}
+			c.web = &http.Client{Transport: &http.Transport{TLSClientConfig: tlsConfig}}
 		}
-		return &client{c: c, web: web}, nil
+		connected, errs := c.connectEach(ctx, endpoints, config)
+		if len(connected) == 0 {
+			return nil, fmt.Errorf("%w: %s", ErrUnreachable, strings.Join(errs, "; "))
+		}
+		config.Endpoints = connected
+		cluster, err := clientv3.New(config)
+		if err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("connecting to etcd at %v: %w", connected, err)
+		}
+		c.c = cluster
+		return c, nil
 	}
 }
 
+// ErrUnreachable says a member's endpoint did not take a connection: its name does not
+// resolve, its port refuses, the TLS handshake failed, or it did not connect within the
+// dial timeout.
+var ErrUnreachable = errors.New("no connection to etcd")
+
+// connectEach opens a client to each endpoint on its own, at once, and keeps those that
+// connect within the dial timeout; it returns them in the order given.
+func (c *client) connectEach(ctx context.Context, endpoints []string, config clientv3.Config) (connected, failures []string) {
+	ctx, cancel := context.WithTimeout(ctx, config.DialTimeout)
+	defer cancel()
+	clients := make([]*clientv3.Client, len(endpoints))
+	errs := make([]error, len(endpoints))
+	var wg sync.WaitGroup
+	for i, endpoint := range endpoints {
+		wg.Go(func() {
+			config := config
+			config.Endpoints = []string{endpoint}
+			clients[i], errs[i] = clientv3.New(config)
+			if errs[i] == nil {
+				errs[i] = waitConnected(ctx, clients[i].ActiveConnection())
+			}
+		})
+	}
+	wg.Wait()
+	for i, endpoint := range endpoints {
+		if errs[i] == nil {
+			c.members[endpoint] = clients[i]
+			connected = append(connected, endpoint)
+			continue
+		}
+		c.down[endpoint] = true
+		failures = append(failures, fmt.Sprintf("%s: %v", endpoint, errs[i]))
+		if clients[i] != nil {
+			_ = clients[i].Close()
+		}
+	}
+	return connected, failures
+}
+
+// waitConnected waits until conn is ready, or fails after its first failed attempt (the name did
+// not resolve, the port refused, the TLS handshake failed) or when ctx ends.
+func waitConnected(ctx context.Context, conn *grpc.ClientConn) error {
+	for state := conn.GetState(); state != connectivity.Ready; state = conn.GetState() {
+		if state == connectivity.TransientFailure || state == connectivity.Shutdown {
+			return errors.New("connection failed")
+		}
+		conn.Connect()
+		if !conn.WaitForStateChange(ctx, state) {
+			return errors.New("no connection within the dial timeout")
+		}
+	}
+	return nil
+}
+
 type client struct {
-	c   *clientv3.Client
-	web *http.Client // for the metrics of members
+	c *clientv3.Client // the cluster, through every endpoint that connected
+	// members are the endpoints that connected, each through its own connection, for the
+	// requests to one member; down are those that did not.
+	members map[string]*clientv3.Client
+	down    map[string]bool
+	web     *http.Client // for the metrics of members
+}
+
+// maintenance is the maintenance API of the member serving clientURL: over the connection
+// made when dialling, ErrUnreachable when that failed, or a new connection for a URL that was
+// not dialled.
+func (c *client) maintenance(clientURL string) (clientv3.Maintenance, error) {
+	if m, ok := c.members[clientURL]; ok {
+		return clientv3.NewMaintenanceFromMaintenanceClient(clientv3.RetryMaintenanceClient(m, m.ActiveConnection()), m), nil
+	}
+	if c.down[clientURL] {
+		return nil, ErrUnreachable
+	}
+	return c.c.Maintenance, nil
 }
 
 func (c *client) MemberList(ctx context.Context) ([]Member, error) {
@@ -158,7 +240,11 @@ func (c *client) MemberRemove(ctx context.Context, id uint64) error {
 }
 
 func (c *client) Status(ctx context.Context, clientURL string) (Status, error) {
-	resp, err := c.c.Status(ctx, clientURL)
+	m, err := c.maintenance(clientURL)
+	if err != nil {
+		return Status{}, fmt.Errorf("status of %s: %w", clientURL, err)
+	}
+	resp, err := m.Status(ctx, clientURL)
 	if err != nil {
 		return Status{}, fmt.Errorf("status of %s: %w", clientURL, err)
 	}
@@ -167,7 +253,11 @@ func (c *client) Status(ctx context.Context, clientURL string) (Status, error) {
 }
 
 func (c *client) Defragment(ctx context.Context, clientURL string) error {
-	if _, err := c.c.Defragment(ctx, clientURL); err != nil {
+	m, err := c.maintenance(clientURL)
+	if err == nil {
+		_, err = m.Defragment(ctx, clientURL)
+	}
+	if err != nil {
 		return fmt.Errorf("defragmenting %s: %w", clientURL, err)
 	}
 	return nil
@@ -205,7 +295,14 @@ func (c *client) Close() error {
 	if c.web != http.DefaultClient { // its own transport, for TLS; the shared one keeps its connections
 		c.web.CloseIdleConnections()
 	}
-	return c.c.Close()
+	var errs []error
+	for _, m := range c.members {
+		errs = append(errs, m.Close())
+	}
+	if c.c != nil {
+		errs = append(errs, c.c.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // isUnhealthy matches etcd's strict reconfig check refusing a change for now.

@@ -124,7 +124,8 @@ func (e *Engine) Observe(ctx context.Context) (Report, error) {
 }
 
 // observeOutages marks members unreachable once neither the operator nor the leader has
-// reached them for ReplaceAfter. A member the leader is connected to is never unreachable.
+// reached them for ReplaceAfter. A member the leader is connected to is never unreachable,
+// nor one whose pod waits or fails.
 func (e *Engine) observeOutages(ctx context.Context, c etcd.Client, o *Observed, leaderURL string) {
 	if e.Outages == nil {
 		return
@@ -140,7 +141,10 @@ func (e *Engine) observeOutages(ctx context.Context, c etcd.Client, o *Observed,
 	for i := range o.Members {
 		m := &o.Members[i]
 		key := fmt.Sprintf("%s/%x", e.Key, m.ID)
-		if m.Healthy || active == nil || active[m.ID] {
+		// An outage counts from when nothing explains it: not while the member's pod waits or
+		// fails for a reason of its spec, which a replacement would not mend.
+		w := o.workload(m.Ordinal)
+		if m.Healthy || active == nil || active[m.ID] || w.Waiting || w.Failure != "" {
 			e.Outages.Up(key)
 			continue
 		}

@@ -160,13 +160,13 @@ func TestMembershipReplacesAMemberWhoseVolumeIsGone(t *testing.T) {
 	w.checkKeys(t, c, "/lost")
 }
 
-// passes runs passes for d and returns the steps taken.
-func passes(t *testing.T, e *Engine, desired int, d time.Duration) ([]Step, Report) {
+// passes runs passes towards three members for d and returns the steps taken.
+func passes(t *testing.T, e *Engine, d time.Duration) ([]Step, Report) {
 	t.Helper()
 	var steps []Step
 	var report Report
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		step, rep, err := e.Reconcile(context.Background(), desired)
+		step, rep, err := e.Reconcile(context.Background(), 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestMembershipReplacesAnUnreachableMemberAfterTheDelayButNeverOneFailingIts
 	w := startWriter(t, c, "/unreachable")
 
 	rt.fail(2, "CrashLoopBackOff: etcd exited with code 1 after a flag change")
-	steps, _ := passes(t, e, 3, 3*e.ReplaceAfter)
+	steps, _ := passes(t, e, 3*e.ReplaceAfter)
 	if n := count(steps, ActionReplace) + count(steps, ActionRefuse); n != 0 {
 		t.Fatalf("a member failing because of its spec was acted on: %v", actions(steps))
 	}
@@ -194,11 +194,12 @@ func TestMembershipReplacesAnUnreachableMemberAfterTheDelayButNeverOneFailingIts
 	expectSameMembers(t, e, before)
 
 	rt.stop(1) // its node is gone: the workload stays, nothing answers
-	steps, _ = passes(t, e, 3, e.ReplaceAfter/2)
+	steps, _ = passes(t, e, e.ReplaceAfter/2)
 	if count(steps, ActionReplace) != 0 {
 		t.Fatalf("replaced before the delay: %v", actions(steps))
 	}
-	steps = append(steps, converge(t, e, 3)...)
+	later, _ := passes(t, e, e.ReplaceAfter) // the delay runs out
+	steps = append(append(steps, later...), converge(t, e, 3)...)
 	if count(steps, ActionReplace) != 1 || count(steps, ActionAdd) != 1 {
 		t.Fatalf("steps %v; want member 1 replaced once after the delay", actions(steps))
 	}
@@ -231,7 +232,7 @@ func TestMembershipNeverReplacesAMemberWithANoSpaceAlarm(t *testing.T) {
 		}
 	}
 	e.Outages, e.Key, e.ReplaceAfter = &Outages{}, "test", time.Second
-	steps, report := passes(t, e, 3, 5*time.Second)
+	steps, report := passes(t, e, 5*time.Second)
 	for _, s := range steps {
 		if s.Action != ActionNone && s.Action != ActionWait { // Wait: a slow answer under load
 			t.Fatalf("steps %v; a cluster with a NOSPACE alarm is left as it is", actions(steps))
@@ -283,4 +284,38 @@ func TestMembershipFinishesAReplacementAStoppedManagerLeftHalfway(t *testing.T) 
 		t.Fatalf("member-1 must come back as a new member: before %v after %v", before, after)
 	}
 	w.checkKeys(t, c, "/halfway")
+}
+
+// A pass does not wait on members that refuse connections, whatever its timeouts: a member
+// whose pod is gone, or a cluster none of whose members run yet, must not hold a worker
+// while other clusters wait for one. The timeouts here are longer than the test's deadline.
+func TestMembershipPassDoesNotWaitOnMembersThatRefuseConnections(t *testing.T) {
+	t.Parallel()
+	e, rt, _, _ := threeMembers(t)
+	e.Dial, e.RequestTimeout = etcd.NewDialer(time.Hour, nil), time.Hour
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	rt.stop(2)
+	report, err := e.Observe(ctx)
+	if err != nil || ctx.Err() != nil {
+		t.Fatalf("observe with member 2 stopped: %v, context: %v", err, ctx.Err())
+	}
+	healthy := map[int]bool{}
+	for _, m := range report.Observed.Members {
+		healthy[m.Ordinal] = m.Healthy
+	}
+	if want := map[int]bool{0: true, 1: true, 2: false}; !report.Observed.Reachable || !maps.Equal(healthy, want) {
+		t.Fatalf("observed %+v; want members 0 and 1 healthy, 2 not", report.Observed)
+	}
+
+	rt.stop(0)
+	rt.stop(1)
+	report, err = e.Observe(ctx)
+	if err != nil || ctx.Err() != nil {
+		t.Fatalf("observe with every member stopped: %v, context: %v", err, ctx.Err())
+	}
+	if report.Observed.Reachable {
+		t.Fatalf("observed %+v; want unreachable", report.Observed)
+	}
 }
