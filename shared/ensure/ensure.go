@@ -34,6 +34,9 @@ type NotOwnedError struct {
 	Kind, Name string
 	// Controller says who controls it, if anyone.
 	Controller string
+	// Labels are the labels of the object found: an operator's own label there says which of
+	// its objects made it.
+	Labels map[string]string
 }
 
 func (e *NotOwnedError) Error() string {
@@ -94,7 +97,7 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 		if err != nil {
 			return err
 		}
-		return &NotOwnedError{Kind: kind, Name: desired.GetName(), Controller: controlledBy(existing, ownerKind.Kind)}
+		return &NotOwnedError{Kind: kind, Name: desired.GetName(), Controller: controlledBy(existing, ownerKind.Kind), Labels: existing.GetLabels()}
 	}
 	changed, err := CopyManagedFields(desired, existing)
 	if err != nil || !changed {

@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -80,13 +81,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 // it returns the RuntimeVersions of rt's namespace.
 func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) (ctrl.Result, []v1alpha1.RuntimeVersion, error) {
 	comps := components(rt)
-	errs := make([]error, 0, len(comps)+2)
-	for _, c := range comps {
-		errs = append(errs, r.reconcileComponent(ctx, rt, c))
-	}
+	errs := make([]error, 0, 4)
+	another, err := r.reconcileComponents(ctx, rt, comps)
+	errs = append(errs, err)
 	versions := &v1alpha1.RuntimeVersionList{}
 	version, err := "", r.List(ctx, versions, client.InNamespace(rt.Namespace))
-	if err == nil {
+	if err == nil && !another {
 		version, err = r.reconcileIngress(ctx, rt, versions.Items)
 	}
 	errs = append(errs, err)
@@ -99,6 +99,25 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	setStatus(rt, comps, sets, version, failures, err)
 	result, err := ensure.ResultOf(err)
 	return result, versions.Items, err
+}
+
+// reconcileComponents makes each component in turn, and says whether it stopped at another
+// Runtime's object. A namespace's servers have fixed names, so they are one Runtime's (KRE
+// runs one per namespace): once a pass finds one of them made for another Runtime, it makes
+// nothing more, and two Runtimes created at once never split the servers between them.
+func (r *Reconciler) reconcileComponents(ctx context.Context, rt *v1alpha1.Runtime, comps []component) (another bool, err error) {
+	var errs []error
+	for _, c := range comps {
+		err := r.reconcileComponent(ctx, rt, c)
+		if notOwned, ok := ensure.IsNotOwned(err); ok {
+			if other := notOwned.Labels[v1alpha1.RuntimeLabel]; other != "" && other != rt.Name && notOwned.Labels[ManagedByLabel] == ManagedBy {
+				err = fmt.Errorf("%w; it was made for Runtime %s, and a namespace's servers are one Runtime's: this one makes none of them", err, other)
+				return true, errors.Join(append(errs, err)...)
+			}
+		}
+		errs = append(errs, err)
+	}
+	return false, errors.Join(errs...)
 }
 
 // reconcileComponent makes c's credentials Secret, Services and StatefulSet.

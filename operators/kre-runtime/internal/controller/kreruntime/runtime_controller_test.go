@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -344,6 +345,58 @@ func TestARuntimeRefusesAnObjectItDoesNotOwn(t *testing.T) {
 	g.Expect(theirs.OwnerReferences).To(BeEmpty())
 	// MongoDB and MinIO are made all the same.
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kre-mongo"}, &appsv1.StatefulSet{})).To(Succeed())
+}
+
+// Runtimes created at once in one namespace: the first to make a server object gets all of
+// them (their names are fixed), and the others make none, saying whose they are. Before, the
+// passes raced object by object, and the servers could end up split so that none was Ready.
+func TestRuntimesCreatedAtOnceInANamespaceNeverSplitItsServers(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	namespaces := make([]string, 5)
+	for i := range namespaces {
+		namespaces[i] = newNamespace(t)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*len(namespaces))
+	for _, ns := range namespaces {
+		for i := range 3 {
+			wg.Go(func() {
+				errs <- env.Client.Create(ctx, &v1alpha1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("rt-%d", i), Namespace: ns}})
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		g.Expect(err).NotTo(HaveOccurred())
+	}
+	for _, ns := range namespaces {
+		sets := statefulSetsOf(t, ns)
+		owner := metav1.GetControllerOf(sets["kre-mongo"])
+		g.Expect(owner).NotTo(BeNil())
+		g.Eventually(func(g Gomega) {
+			services := &corev1.ServiceList{}
+			g.Expect(env.Client.List(ctx, services, client.InNamespace(ns))).To(Succeed())
+			g.Expect(services.Items).NotTo(BeEmpty())
+			for _, o := range services.Items {
+				g.Expect(metav1.GetControllerOf(&o)).To(HaveField("UID", owner.UID), "Service %s in %s", o.Name, ns)
+			}
+			for name, o := range sets {
+				g.Expect(metav1.GetControllerOf(o)).To(HaveField("UID", owner.UID), "StatefulSet %s in %s", name, ns)
+			}
+			for i := range 3 {
+				rt := getRuntime(g, ns, fmt.Sprintf("rt-%d", i))
+				if rt.Name == owner.Name {
+					continue
+				}
+				degraded := conditions.Get(rt, conditions.DegradedCondition)
+				g.Expect(degraded).NotTo(BeNil())
+				g.Expect(degraded.Reason).To(Equal(conditions.ReasonObjectNotOwned))
+				g.Expect(degraded.Message).To(ContainSubstring("it was made for Runtime " + owner.Name))
+			}
+		}, timeout, tick).Should(Succeed())
+	}
 }
 
 func TestARuntimeRefusesASecretOfSomeoneElsesForItsGeneratedCredentials(t *testing.T) {
