@@ -54,6 +54,7 @@ type scaleRun struct {
 	steadyWindow        time.Duration
 	idleRSS             int64 // before the objects
 	peakRSS, settledRSS int64
+	liveHeap            float64       // the Go heap live at the last collection, at the end of the steady window
 	cpu                 time.Duration // the manager's CPU time until settled
 	quietAfter          time.Duration // after settling, until the manager wrote nothing for scaleQuiet
 	maxDepth            float64       // the deepest any of its work queues got
@@ -157,6 +158,7 @@ func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n i
 	steadyBefore := scrapeRequests(t, benchMetrics)
 	time.Sleep(steady)
 	run.steady = scrapeRequests(t, benchMetrics).sub(steadyBefore)
+	run.liveHeap = metricSample("go_gc_heap_live_bytes")
 	run.maxDepth, run.longestProcessing = watch.stop()
 	run.peakRSS = peakRSS(t, manager)
 	deleteNamespaces(t, c, scaleSettleLimit, namespaces...)
@@ -248,6 +250,11 @@ func scaleSample(t *testing.T, op string) *unstructured.Unstructured {
 // createCopies creates n copies of sample, spread evenly over namespaces, from eight clients
 // at once, as a tenant's pipeline applying them would.
 func createCopies(ctx context.Context, t *testing.T, c client.Client, sample *unstructured.Unstructured, namespaces []string, n int) {
+	createCopiesOf(ctx, t, c, namespaces, n, func(int) *unstructured.Unstructured { return sample })
+}
+
+// createCopiesOf is createCopies with copy i made from sampleOf(i), named after it.
+func createCopiesOf(ctx context.Context, t *testing.T, c client.Client, namespaces []string, n int, sampleOf func(i int) *unstructured.Unstructured) {
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	next := make(chan int, n)
@@ -258,9 +265,9 @@ func createCopies(ctx context.Context, t *testing.T, c client.Client, sample *un
 	for range 8 {
 		wg.Go(func() {
 			for i := range next {
-				u := sample.DeepCopy()
-				u.SetNamespace(namespaces[i*len(namespaces)/n])
-				u.SetName(fmt.Sprintf("%s-%04d", sample.GetName(), i))
+				u := sampleOf(i).DeepCopy()
+				u.SetNamespace(copyNamespace(namespaces, n, i))
+				u.SetName(fmt.Sprintf("%s-%04d", u.GetName(), i))
 				if err := c.Create(ctx, u); err != nil {
 					errs <- err
 				}
@@ -274,14 +281,24 @@ func createCopies(ctx context.Context, t *testing.T, c client.Client, sample *un
 	}
 }
 
-// settledCopies counts the copies whose status is observed at their generation with a Ready
-// condition, and those Ready.
-func settledCopies(ctx context.Context, t *testing.T, c client.Client, sample *unstructured.Unstructured) (settled, ready int) {
+// copyNamespace is the namespace of copy i of n spread evenly over namespaces.
+func copyNamespace(namespaces []string, n, i int) string {
+	return namespaces[i*len(namespaces)/n]
+}
+
+// listCopies lists the copies of sample: the objects of its kind with its scaleLabel.
+func listCopies(ctx context.Context, t *testing.T, c client.Client, sample *unstructured.Unstructured) []unstructured.Unstructured {
 	list := &unstructured.UnstructuredList{}
 	list.SetAPIVersion(sample.GetAPIVersion())
 	list.SetKind(sample.GetKind() + "List")
 	must(t, c.List(ctx, list, client.MatchingLabels{scaleLabel: sample.GetLabels()[scaleLabel]}))
-	for _, u := range list.Items {
+	return list.Items
+}
+
+// settledCopies counts the copies whose status is observed at their generation with a Ready
+// condition, and those Ready.
+func settledCopies(ctx context.Context, t *testing.T, c client.Client, sample *unstructured.Unstructured) (settled, ready int) {
+	for _, u := range listCopies(ctx, t, c, sample) {
 		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
 		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 		hasReady := slices.ContainsFunc(conds, func(c any) bool { m, _ := c.(map[string]any); return m["type"] == "Ready" })
@@ -329,48 +346,70 @@ func (w *managerWatch) stop() (float64, float64) {
 // queueSample reads the manager's controller-runtime metrics: the sum of its work queues'
 // depths, and the longest any worker has been processing its item.
 func queueSample() (depth, longest float64) {
-	body, err := scrapeOnce()
-	if err != nil {
-		return 0, 0
-	}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		name, labelsAndValue, ok := strings.Cut(line, "{")
-		if !ok {
-			continue
-		}
-		_, value, _ := strings.Cut(labelsAndValue, "} ")
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			continue
-		}
+	forEachSample(func(name string, v float64) {
 		switch name {
 		case "workqueue_depth":
 			depth += v
 		case "workqueue_longest_running_processor_seconds":
 			longest = max(longest, v)
 		}
-	}
+	})
 	return depth, longest
 }
 
+// metricSample is the value of the manager's metric name (its last sample; 0 without one).
+func metricSample(name string) (value float64) {
+	forEachSample(func(n string, v float64) {
+		if n == name {
+			value = v
+		}
+	})
+	return value
+}
+
+// forEachSample scrapes the manager's metrics and calls fn with each sample's metric name
+// and value; nothing when the scrape fails.
+func forEachSample(fn func(name string, value float64)) {
+	body, err := scrapeOnce()
+	if err != nil {
+		return
+	}
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		series, value, ok := strings.Cut(line, " ")
+		if labelled := strings.Index(line, "} "); labelled >= 0 {
+			series, value, ok = line[:labelled+1], line[labelled+2:], true
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if !ok || err != nil {
+			continue
+		}
+		name, _, _ := strings.Cut(series, "{")
+		fn(name, v)
+	}
+}
+
 func printScaleRun(r scaleRun) {
-	fmt.Printf("%s, %d objects: %d settled (%d Ready) in %s; requests until then %s; quiet %s later; steady %s: %s; CPU %s; RSS idle %.1f MiB, peak %.1f MiB, settled %.1f MiB; queue depth max %.0f, longest item %.1f s\n",
+	fmt.Printf("%s, %d objects: %d settled (%d Ready) in %s; requests until then %s; quiet %s later; steady %s: %s; CPU %s; RSS idle %.1f MiB, peak %.1f MiB, settled %.1f MiB; live heap after the steady window %.1f MiB; queue depth max %.0f, longest item %.1f s\n",
 		r.operator, r.objects, r.settled, r.ready, r.toSettled.Round(100*time.Millisecond), r.during, r.quietAfter.Round(time.Second), r.steadyWindow, r.steady,
-		r.cpu.Round(100*time.Millisecond), float64(r.idleRSS)/(1<<20), float64(r.peakRSS)/(1<<20), float64(r.settledRSS)/(1<<20), r.maxDepth, r.longestProcessing)
+		r.cpu.Round(100*time.Millisecond), float64(r.idleRSS)/(1<<20), float64(r.peakRSS)/(1<<20), float64(r.settledRSS)/(1<<20), r.liveHeap/(1<<20), r.maxDepth, r.longestProcessing)
 }
 
 // printScaleTable prints a row per run, and the growth of each manager's settled RSS per 100
 // objects between its smallest and largest runs.
 func printScaleTable(runs []scaleRun) {
 	fmt.Printf("\n== bench-scale: copies of each operator's sample, %d per namespace (kre-runtime: 1), created at once; manager as a local process, 4 workers per controller\n", scalePerNamespace)
-	fmt.Printf("%-17s %7s %8s %6s %10s %9s %9s %9s %8s %7s %7s %22s\n", "operator", "objects", "settled", "Ready", "to settled", "RSS idle", "RSS peak", "RSS then", "CPU", "depth", "held", "steady-state requests")
+	fmt.Printf("%-17s %7s %8s %6s %10s %9s %9s %9s %9s %8s %7s %7s %22s\n", "operator", "objects", "settled", "Ready", "to settled", "RSS idle", "RSS peak", "RSS then",
+		"live heap", "CPU", "depth", "held", "steady-state requests")
 	for _, r := range runs {
-		fmt.Printf("%-17s %7d %8d %6d %10s %8.1fM %8.1fM %8.1fM %8s %7.0f %6.1fs %22s\n", r.operator, r.objects, r.settled, r.ready,
+		fmt.Printf("%-17s %7d %8d %6d %10s %8.1fM %8.1fM %8.1fM %8.1fM %8s %7.0f %6.1fs %22s\n", r.operator, r.objects, r.settled, r.ready,
 			r.toSettled.Round(100*time.Millisecond), float64(r.idleRSS)/(1<<20), float64(r.peakRSS)/(1<<20), float64(r.settledRSS)/(1<<20),
-			r.cpu.Round(100*time.Millisecond), r.maxDepth, r.longestProcessing, r.steady)
+			r.liveHeap/(1<<20), r.cpu.Round(100*time.Millisecond), r.maxDepth, r.longestProcessing, r.steady)
 	}
 	for i, r := range runs {
 		if i+1 < len(runs) && runs[i+1].operator == r.operator {
