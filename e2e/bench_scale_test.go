@@ -35,7 +35,8 @@ const (
 	scalePerNamespace = 10
 	scaleSettleLimit  = 15 * time.Minute
 	scaleLabel        = "bench.quintet.dev/scale"
-	scaleQuiet        = 10 * time.Second
+	scaleQuiet        = 30 * time.Second
+	scaleQuietLimit   = 10 * time.Minute
 )
 
 // scaleReadyOnKwok are the operators whose objects can be Ready on kwok nodes (their pods are
@@ -167,11 +168,12 @@ func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n i
 }
 
 // waitQuiet waits until the manager writes nothing for scaleQuiet (what settled objects still
-// do on their way, such as starting members behind their start gates as kwok runs the pods, is
-// not steady state), three minutes at most, and returns how long that took.
+// do on their way, such as starting members behind their start gates as kube-controller-manager
+// makes the pods and kwok runs them, is not steady state), scaleQuietLimit at most, and returns
+// how long that took.
 func waitQuiet(t *testing.T) time.Duration {
 	start := time.Now()
-	for time.Since(start) < 3*time.Minute {
+	for time.Since(start) < scaleQuietLimit {
 		before := scrapeRequests(t, benchMetrics)
 		time.Sleep(scaleQuiet)
 		if scrapeRequests(t, benchMetrics).sub(before).writes() == 0 {

@@ -148,7 +148,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster
 		setBlocked(c, err)
 		return ctrl.Result{}, err
 	case err != nil && report.Observed.Workload == nil:
-		return ctrl.Result{}, err // nothing observed: retried with backoff, status as it was
+		// Nothing observed: retried with backoff, status as it was; not in a namespace being
+		// deleted, which refuses what a pass makes and takes the cluster too.
+		return ensure.ResultOf(err)
 	case err != nil:
 		// What the pass saw is still true: the status says it, and that the step failed; it
 		// is retried with back-off.

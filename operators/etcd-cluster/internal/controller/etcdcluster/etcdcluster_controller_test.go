@@ -446,6 +446,32 @@ func TestPausedEtcdClusterIsOnlyObserved(t *testing.T) {
 	}, 2*time.Second, tick).ShouldNot(Succeed(), "a paused cluster gets no StatefulSet")
 }
 
+// A namespace being deleted refuses the objects a pass would make: the pass ends without an
+// error to retry, as the namespace's deletion takes the cluster too.
+func TestEtcdClusterInANamespaceBeingDeletedIsNotRetried(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "going", Namespace: ns}}
+	c.Spec.Paused = true // observed only: nothing made yet
+	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		get(g, c)
+		g.Expect(c.Status.Phase).To(Equal(v1beta2.PhasePaused))
+	}, timeout, tick).Should(Succeed())
+	// envtest runs no namespace controller: the namespace stays Terminating.
+	g.Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	g.Expect(env.Client.Patch(ctx, c, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"paused":false}}`)))).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		cachedCluster := &v1beta2.EtcdCluster{}
+		g.Expect(cached.Get(ctx, client.ObjectKeyFromObject(c), cachedCluster)).To(Succeed())
+		g.Expect(cachedCluster.Spec.Paused).To(BeFalse())
+	}, timeout, tick).Should(Succeed())
+	result, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(result).To(BeZero())
+}
+
 func TestEtcdClusterRejectsBadInputAtAdmission(t *testing.T) {
 	ns := newNamespace(t)
 	tests := []struct {
