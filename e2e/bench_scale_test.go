@@ -7,9 +7,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -37,6 +40,8 @@ const (
 	scaleLabel        = "bench.quintet.dev/scale"
 	scaleQuiet        = 30 * time.Second
 	scaleQuietLimit   = 10 * time.Minute
+	// scaleProfiles is where the manager serves Go's profiles, for its heap after the steady window.
+	scaleProfiles = "127.0.0.1:18090"
 )
 
 // scaleReadyOnKwok are the operators whose objects can be Ready on kwok nodes (their pods are
@@ -55,7 +60,9 @@ type scaleRun struct {
 	steadyWindow        time.Duration
 	idleRSS             int64 // before the objects
 	peakRSS, settledRSS int64
+	settledAnon         int64         // of the settled RSS, the manager's own (anonymous) memory: the rest is the binary's pages
 	liveHeap            float64       // the Go heap live at the last collection, at the end of the steady window
+	heapTop             string        // what holds that heap: the top of its profile
 	cpu                 time.Duration // the manager's CPU time until settled
 	quietAfter          time.Duration // after settling, until the manager wrote nothing for scaleQuiet
 	maxDepth            float64       // the deepest any of its work queues got
@@ -134,7 +141,7 @@ func scaleOperators(t *testing.T, cfg *rest.Config) []string {
 // runScale runs a fresh manager of op with n copies of its sample, then deletes them (the
 // manager still running, for any finalizer) and stops it.
 func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n int, steady time.Duration) scaleRun {
-	manager := startBenchManager(t, op)
+	manager := startBenchManager(t, op, "--pprof-bind-address="+scaleProfiles)
 	run := scaleRun{operator: op, objects: n, steadyWindow: steady}
 	namespaces := scaleNamespaces(ctx, t, c, op, n)
 	sample := scaleSample(t, op)
@@ -152,6 +159,7 @@ func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n i
 	run.toSettled = time.Since(start)
 	run.during, run.cpu = scrapeRequests(t, benchMetrics).sub(before), cpuTime(t, manager)-cpuBefore
 	run.settledRSS = procMemory(t, manager.Process.Pid, "VmRSS:")
+	run.settledAnon = procMemory(t, manager.Process.Pid, "RssAnon:")
 	if run.settled < n || (scaleReadyOnKwok[op] && run.ready < n) {
 		t.Logf("%s: %d of %d objects settled, %d Ready, after %s", op, run.settled, n, run.ready, scaleSettleLimit)
 	}
@@ -160,6 +168,7 @@ func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n i
 	time.Sleep(steady)
 	run.steady = scrapeRequests(t, benchMetrics).sub(steadyBefore)
 	run.liveHeap = metricSample("go_gc_heap_live_bytes")
+	run.heapTop = heapTop(t)
 	run.maxDepth, run.longestProcessing = watch.stop()
 	run.peakRSS = peakRSS(t, manager)
 	deleteNamespaces(t, c, scaleSettleLimit, namespaces...)
@@ -396,22 +405,37 @@ func forEachSample(fn func(name string, value float64)) {
 	}
 }
 
+// heapTop is the top of the manager's heap profile by the memory in use: which functions
+// allocated what it holds.
+func heapTop(t *testing.T) string {
+	resp, err := http.Get("http://" + scaleProfiles + "/debug/pprof/heap?gc=1")
+	must(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	profile := filepath.Join(t.TempDir(), "heap.pprof")
+	body, err := io.ReadAll(resp.Body)
+	must(t, err)
+	must(t, os.WriteFile(profile, body, 0o600))
+	out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=15", "-sample_index=inuse_space", profile).CombinedOutput()
+	must(t, err)
+	return string(out)
+}
+
 func printScaleRun(r scaleRun) {
-	fmt.Printf("%s, %d objects: %d settled (%d Ready) in %s; requests until then %s; quiet %s later; steady %s: %s; CPU %s; RSS idle %.1f MiB, peak %.1f MiB, settled %.1f MiB; live heap after the steady window %.1f MiB; queue depth max %.0f, longest item %.1f s\n",
+	fmt.Printf("%s, %d objects: %d settled (%d Ready) in %s; requests until then %s; quiet %s later; steady %s: %s; CPU %s; RSS idle %.1f MiB, peak %.1f MiB, settled %.1f MiB (anonymous %.1f MiB); live heap after the steady window %.1f MiB; queue depth max %.0f, longest item %.1f s\n%s\n",
 		r.operator, r.objects, r.settled, r.ready, r.toSettled.Round(100*time.Millisecond), r.during, r.quietAfter.Round(time.Second), r.steadyWindow, r.steady,
-		r.cpu.Round(100*time.Millisecond), float64(r.idleRSS)/(1<<20), float64(r.peakRSS)/(1<<20), float64(r.settledRSS)/(1<<20), r.liveHeap/(1<<20), r.maxDepth, r.longestProcessing)
+		r.cpu.Round(100*time.Millisecond), float64(r.idleRSS)/(1<<20), float64(r.peakRSS)/(1<<20), float64(r.settledRSS)/(1<<20), float64(r.settledAnon)/(1<<20), r.liveHeap/(1<<20), r.maxDepth, r.longestProcessing, r.heapTop)
 }
 
 // printScaleTable prints a row per run, and the growth of each manager's settled RSS per 100
 // objects between its smallest and largest runs.
 func printScaleTable(runs []scaleRun) {
 	fmt.Printf("\n== bench-scale: copies of each operator's sample, %d per namespace (kre-runtime: 1), created at once; manager as a local process, 4 workers per controller\n", scalePerNamespace)
-	fmt.Printf("%-17s %7s %8s %6s %10s %9s %9s %9s %9s %8s %7s %7s %22s\n", "operator", "objects", "settled", "Ready", "to settled", "RSS idle", "RSS peak", "RSS then",
-		"live heap", "CPU", "depth", "held", "steady-state requests")
+	fmt.Printf("%-17s %7s %8s %6s %10s %9s %9s %9s %9s %9s %8s %7s %7s %22s\n", "operator", "objects", "settled", "Ready", "to settled", "RSS idle", "RSS peak", "RSS then",
+		"anon then", "live heap", "CPU", "depth", "held", "steady-state requests")
 	for _, r := range runs {
-		fmt.Printf("%-17s %7d %8d %6d %10s %8.1fM %8.1fM %8.1fM %8.1fM %8s %7.0f %6.1fs %22s\n", r.operator, r.objects, r.settled, r.ready,
+		fmt.Printf("%-17s %7d %8d %6d %10s %8.1fM %8.1fM %8.1fM %8.1fM %8.1fM %8s %7.0f %6.1fs %22s\n", r.operator, r.objects, r.settled, r.ready,
 			r.toSettled.Round(100*time.Millisecond), float64(r.idleRSS)/(1<<20), float64(r.peakRSS)/(1<<20), float64(r.settledRSS)/(1<<20),
-			r.liveHeap/(1<<20), r.cpu.Round(100*time.Millisecond), r.maxDepth, r.longestProcessing, r.steady)
+			float64(r.settledAnon)/(1<<20), r.liveHeap/(1<<20), r.cpu.Round(100*time.Millisecond), r.maxDepth, r.longestProcessing, r.steady)
 	}
 	for i, r := range runs {
 		if i+1 < len(runs) && runs[i+1].operator == r.operator {

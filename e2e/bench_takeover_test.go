@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
@@ -38,8 +39,8 @@ type takeoverRun struct {
 	takeover  time.Duration      // the leader killed until the other one led
 	afterKill time.Duration      // the leader killed until every object settled
 	creations map[string]float64 // objects created in the benchmark's namespaces, by group/version/resource
-	gone      map[string]float64 // of those, how many no longer exist when every object settled
-	conflicts float64            // 409 answers: a create of what exists, or a write on a stale version
+	gone      map[string]float64 // of those the operator makes, how many no longer exist when every object settled
+	conflicts map[string]float64 // 409 answers (a create of what exists, a write on a stale version), by verb and resource
 }
 
 // TestBenchScaleTakeover runs each operator (BENCH_SCALE_OPERATORS) with
@@ -69,7 +70,7 @@ func TestBenchScaleTakeover(t *testing.T) {
 				extra[resource] = d
 			}
 		}
-		fmt.Printf("takeover %s, %d objects: one replica settled in %s; two: the other led %s after the kill (%.2f of %s), every object settled %s after it; created %v, gone again %v (one replica: %v, %v); 409 answers %g (one replica: %g)\n",
+		fmt.Printf("takeover %s, %d objects: one replica settled in %s; two: the other led %s after the kill (%.2f of %s), every object settled %s after it; created %v, gone again %v (one replica: %v, %v); 409 answers %v (one replica: %v)\n",
 			op, n, one.toSettled.Round(time.Second), two.takeover.Round(100*time.Millisecond), two.takeover.Seconds()/takeoverTarget.Seconds(),
 			takeoverTarget, two.afterKill.Round(time.Second), two.creations, two.gone, one.creations, one.gone, two.conflicts, one.conflicts)
 		if len(extra) > 0 {
@@ -119,7 +120,7 @@ func runTakeover(ctx context.Context, t *testing.T, c client.Client, clientset *
 		run.afterKill = time.Since(killed)
 	}
 	run.creations, run.conflicts = apiserverCounts(ctx, t, clientset).creationsSince(before, sample)
-	run.gone = goneSince(ctx, t, c, run.creations, namespaces)
+	run.gone = goneSince(ctx, t, c, run.creations, namespaces, sample.GetKind())
 	deleteNamespaces(t, c, scaleSettleLimit, namespaces...)
 	for _, m := range managers {
 		stopBenchManager(m.cmd)
@@ -187,13 +188,13 @@ func apiserverCounts(ctx context.Context, t *testing.T, clientset *kubernetes.Cl
 
 // creationsSince counts, since before, the objects created (POST answered 201) by
 // group/version/resource, leaving out the benchmark's own (sample's kind, namespaces) and what
-// every client makes (Events, Leases, reviews), and the 409 answers to any write.
-func (a apiserverTotals) creationsSince(before apiserverTotals, sample interface{ GetKind() string }) (map[string]float64, float64) {
+// every client makes (Events, Leases, reviews), and the 409 answers to any write, by verb and
+// resource.
+func (a apiserverTotals) creationsSince(before apiserverTotals, sample interface{ GetKind() string }) (creations, conflicts map[string]float64) {
 	own := strings.ToLower(sample.GetKind()) + "s"
 	skip := []string{own, "namespaces", "events", "leases", "tokenreviews", "subjectaccessreviews", "selfsubjectreviews",
 		"selfsubjectaccessreviews", "selfsubjectrulesreviews"}
-	creations := map[string]float64{}
-	var conflicts float64
+	creations, conflicts = map[string]float64{}, map[string]float64{}
 	for labels, v := range a {
 		d := v - before[labels]
 		if d <= 0 {
@@ -202,7 +203,7 @@ func (a apiserverTotals) creationsSince(before apiserverTotals, sample interface
 		l := metricLabels(labels)
 		switch {
 		case l["code"] == "409" && l["resource"] != "namespaces":
-			conflicts += d
+			conflicts[strings.TrimSuffix(l["verb"]+" "+l["resource"]+"/"+l["subresource"], "/")] += d
 		case l["verb"] == "POST" && l["code"] == "201" && l["subresource"] == "" && !slices.Contains(skip, l["resource"]):
 			creations[l["group"]+"/"+l["version"]+"/"+l["resource"]] += d
 		}
@@ -210,11 +211,14 @@ func (a apiserverTotals) creationsSince(before apiserverTotals, sample interface
 	return creations, conflicts
 }
 
-// goneSince counts, for each namespaced resource of created, the objects created that no
-// longer exist in namespaces: made and removed again (a replica's duplicate a leader deleted,
-// or churn by design). The API server counts creations cluster-wide, so cluster-scoped
-// resources (volumes) are left out.
-func goneSince(ctx context.Context, t *testing.T, c client.Client, created map[string]float64, namespaces []string) map[string]float64 {
+// goneSince counts, for each namespaced resource of created that the operator makes, the
+// objects created that no longer exist in namespaces: made and removed again (a replica's
+// duplicate a leader deleted, or churn by design). The operator makes a resource when every
+// object of it there is controlled by an object of ownerKind or installed by Helm; the others
+// (a StatefulSet's pods, a Service's endpoints) go on being made by kube-controller-manager
+// while they are counted, and the API server counts creations cluster-wide, so cluster-scoped
+// resources (volumes) are left out too.
+func goneSince(ctx context.Context, t *testing.T, c client.Client, created map[string]float64, namespaces []string, ownerKind string) map[string]float64 {
 	gone := map[string]float64{}
 	for key, n := range created {
 		parts := strings.SplitN(key, "/", 3)
@@ -229,13 +233,17 @@ func goneSince(ctx context.Context, t *testing.T, c client.Client, created map[s
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 		must(t, c.List(ctx, list))
-		existing := 0
+		existing, theOperators := 0, true
 		for _, item := range list.Items {
 			if slices.Contains(namespaces, item.GetNamespace()) {
 				existing++
+				owner := metav1.GetControllerOf(&item)
+				theOperators = theOperators && (owner != nil && owner.Kind == ownerKind || item.GetLabels()["app.kubernetes.io/managed-by"] == "Helm")
 			}
 		}
-		gone[key] = n - float64(existing)
+		if theOperators {
+			gone[key] = n - float64(existing)
+		}
 	}
 	return gone
 }
@@ -264,7 +272,11 @@ func printTakeoverTable(runs []takeoverRun) {
 				created = append(created, fmt.Sprintf("%s %g (%g)", resource[strings.LastIndex(resource, "/")+1:], r.creations[resource], gone))
 			}
 		}
-		fmt.Printf("| %s | %d | %d | %s | %s | %s | %s | %g |\n", r.operator, r.objects, r.replicas, r.toSettled.Round(time.Second),
-			takeover, after, strings.Join(created, ", "), r.conflicts)
+		var conflicts []string
+		for _, write := range slices.Sorted(maps.Keys(r.conflicts)) {
+			conflicts = append(conflicts, fmt.Sprintf("%s %g", write, r.conflicts[write]))
+		}
+		fmt.Printf("| %s | %d | %d | %s | %s | %s | %s | %s |\n", r.operator, r.objects, r.replicas, r.toSettled.Round(time.Second),
+			takeover, after, strings.Join(created, ", "), strings.Join(conflicts, ", "))
 	}
 }

@@ -37,7 +37,9 @@ type Flags struct {
 	MetricsAddr   string
 	SecureMetrics bool
 	ProbeAddr     string
-	LeaderElect   bool
+	// PprofAddr serves Go's profiles (/debug/pprof/) over plain HTTP; "0" (the default) turns them off.
+	PprofAddr   string
+	LeaderElect bool
 	// LeaderElectionNamespace holds the Lease; empty: the manager's own namespace (in a cluster).
 	LeaderElectionNamespace string
 	EnableHTTP2             bool
@@ -65,6 +67,8 @@ func (f *Flags) Bind(flags *flag.FlagSet) {
 	flags.BoolVar(&f.SecureMetrics, "metrics-secure", true,
 		"Serve metrics over HTTPS, authenticated and authorized through the API server.")
 	flags.StringVar(&f.ProbeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz; 0 turns them off.")
+	flags.StringVar(&f.PprofAddr, "pprof-bind-address", "0",
+		"Address of Go's profiles, /debug/pprof/ over plain HTTP, unauthenticated: bind it to loopback (127.0.0.1:6060); 0 turns them off.")
 	// Off by default, as in kubebuilder's scaffold: a manager run outside a cluster (`make run`)
 	// has no namespace for the lease. config/manager's Deployment passes --leader-elect.
 	flags.BoolVar(&f.LeaderElect, "leader-elect", false,
@@ -139,6 +143,7 @@ func Options(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ct
 		Metrics:                 metrics,
 		WebhookServer:           webhook.NewServer(webhook.Options{TLSOpts: tlsOpts}),
 		HealthProbeBindAddress:  f.ProbeAddr,
+		PprofBindAddress:        f.PprofAddr,
 		LeaderElection:          f.LeaderElect,
 		LeaderElectionID:        name + ".quintet.dev",
 		LeaderElectionNamespace: f.LeaderElectionNamespace,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,6 +53,21 @@ func TestLeaderElectionIsOffUnlessAsked(t *testing.T) {
 		if opts.LeaderElection != tt.want || opts.LeaderElectionNamespace != tt.wantNamespace || opts.LeaderElectionID != "gordon.quintet.dev" {
 			t.Errorf("%s: leader election %v in %q as %q, want %v in %q as gordon.quintet.dev",
 				name, opts.LeaderElection, opts.LeaderElectionNamespace, opts.LeaderElectionID, tt.want, tt.wantNamespace)
+		}
+	}
+}
+
+// Go's profiles are served only when asked for: they are unauthenticated.
+func TestProfilesAreOffUnlessAsked(t *testing.T) {
+	for args, want := range map[string]string{"": "0", "--pprof-bind-address=127.0.0.1:6060": "127.0.0.1:6060"} {
+		var f Flags
+		fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+		f.Bind(fs)
+		if err := fs.Parse(strings.Fields(args)); err != nil {
+			t.Fatal(err)
+		}
+		if got := Options("gordon", f, nil).PprofBindAddress; got != want {
+			t.Errorf("%q: profiles at %q, want %q", args, got, want)
 		}
 	}
 }
