@@ -145,6 +145,27 @@ func stopBenchManager(cmd *exec.Cmd) {
 	_ = cmd.Wait()
 }
 
+// withLoopbackDNS runs cmd in a mount namespace of its own whose /etc/resolv.conf names a
+// resolver on loopback: the local cluster's DNS when its real node runs one, else 127.0.0.1,
+// where nothing answers, so a lookup fails at once. A manager outside the cluster looks up
+// the names of what it manages (an etcd member's <pod>.<cluster>.<namespace>.svc), and the
+// host's resolver is off this machine: no benchmark sends traffic there. The process keeps
+// cmd's pid (neither unshare nor the shell forks), for /proc.
+func withLoopbackDNS(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
+	resolvConf := filepath.Join(os.Getenv("E2E_LOCAL_DIR"), "node", "host-resolv.conf")
+	if _, err := os.Stat(resolvConf); os.Getenv("E2E_LOCAL_DIR") == "" || err != nil {
+		resolvConf = filepath.Join(t.TempDir(), "resolv.conf")
+		must(t, os.WriteFile(resolvConf, []byte("nameserver 127.0.0.1\n"), 0o600))
+	}
+	if os.Geteuid() != 0 {
+		t.Fatal("the benchmarks run their managers with a resolver on loopback, in a mount namespace: run them as root")
+	}
+	wrapped := exec.Command("/usr/bin/unshare", append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c",
+		`mount --bind "$0" /etc/resolv.conf && exec "$@"`, resolvConf, cmd.Path}, cmd.Args[1:]...)...)
+	wrapped.Env, wrapped.Dir = cmd.Env, cmd.Dir
+	return wrapped
+}
+
 // startBenchManager builds and runs operator's manager with plain-HTTP metrics on loopback.
 func startBenchManager(t *testing.T, operator string, args ...string) *exec.Cmd {
 	return startBenchManagerAt(t, operator, benchMetrics, args...)
@@ -161,8 +182,8 @@ func startBenchManagerAt(t *testing.T, operator, address string, args ...string)
 	logPath := filepath.Join(t.TempDir(), "manager.log")
 	logf, err := os.Create(logPath)
 	must(t, err)
-	cmd := exec.Command(bin, append([]string{"--metrics-bind-address=" + address, "--metrics-secure=false",
-		"--health-probe-bind-address=0", "--leader-elect=false"}, args...)...)
+	cmd := withLoopbackDNS(t, exec.Command(bin, append([]string{"--metrics-bind-address=" + address, "--metrics-secure=false",
+		"--health-probe-bind-address=0", "--leader-elect=false"}, args...)...))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	must(t, cmd.Start())
 	t.Cleanup(func() { stopBenchManager(cmd) })
