@@ -35,11 +35,15 @@ import (
 )
 
 // How often a pass looks again: soon while membership changes, less often when stable
-// (member health is only learnt by asking).
+// (member health is only learnt by asking). A cluster none of whose members answers is asked
+// again after requeueUnreachable, then less often the longer none has answered, up to
+// requeueUnreachableMax: a change of its pods (a member turning ready) starts a pass anyway,
+// and a thousand clusters that do not answer must not keep every worker busy asking.
 const (
-	requeueChanging    = 5 * time.Second
-	requeueUnreachable = 15 * time.Second
-	requeueStable      = 30 * time.Second
+	requeueChanging       = 5 * time.Second
+	requeueUnreachable    = 15 * time.Second
+	requeueUnreachableMax = 2 * time.Minute
+	requeueStable         = 30 * time.Second
 )
 
 // Reconciler runs etcd clusters.
@@ -168,7 +172,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, c *v1beta2.EtcdCluster
 	now := time.Now()
 	setStatus(c, outcome{report: report, step: step, upgradeErr: upgradeErr, tls: tlsRun, now: now}, r.addresses(c))
 	recordAlarms(c, report)
-	requeue := requeueAfter(step, report)
+	requeue := requeueAfter(c, step, report, now)
 	if conditions.IsTrue(c, conditions.ReadyCondition) && !c.Spec.Paused {
 		// Only a Ready cluster is defragmented: every member a healthy voter, nothing changing.
 		after, err := r.reconcileDefragmentation(ctx, c, engine, report, now)
@@ -276,15 +280,26 @@ func (r *Reconciler) recordStep(ctx context.Context, c *v1beta2.EtcdCluster, ste
 	}
 }
 
-func requeueAfter(step membership.Step, report membership.Report) time.Duration {
+func requeueAfter(c *v1beta2.EtcdCluster, step membership.Step, report membership.Report, now time.Time) time.Duration {
 	switch {
 	case !report.Observed.Reachable:
-		return requeueUnreachable
+		return unreachableRequeue(c, now)
 	case step.Action == membership.ActionNone || step.Action == actionPaused || step.Action == actionHeld:
 		return requeueStable
 	default:
 		return requeueChanging
 	}
+}
+
+// unreachableRequeue is half the time since no member of c answers (Degraded with
+// MembersUnreachable, as the pass's status says), from requeueUnreachable to
+// requeueUnreachableMax.
+func unreachableRequeue(c *v1beta2.EtcdCluster, now time.Time) time.Duration {
+	degraded := conditions.Get(c, conditions.DegradedCondition)
+	if degraded == nil || degraded.Reason != v1beta2.ReasonMembersUnreachable {
+		return requeueUnreachable
+	}
+	return min(requeueUnreachableMax, max(requeueUnreachable, now.Sub(degraded.LastTransitionTime.Time)/2))
 }
 
 // SetupWithManager watches the clusters in scope and the objects they own.

@@ -245,3 +245,37 @@ func TestSetStatusSaysWhyCertificatesHoldTheCluster(t *testing.T) {
 		t.Error("no CertificateExpiring without TLS")
 	}
 }
+
+// A cluster none of whose members answers is asked again less often the longer none has:
+// a thousand such clusters asked every 15 s kept every worker busy, and the passes that
+// would start their members waited behind them.
+func TestAClusterNoMemberAnswersIsAskedLessOftenTheLongerItDoesNot(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	degradedFor := func(reason string, d time.Duration) *v1beta2.EtcdCluster {
+		c := &v1beta2.EtcdCluster{}
+		c.Status.Conditions = []metav1.Condition{{Type: conditions.DegradedCondition, Status: metav1.ConditionTrue, Reason: reason,
+			LastTransitionTime: metav1.NewTime(now.Add(-d))}}
+		return c
+	}
+	unreachable := membership.Report{}
+	tests := []struct {
+		name    string
+		cluster *v1beta2.EtcdCluster
+		report  membership.Report
+		want    time.Duration
+	}{
+		{"no status yet", &v1beta2.EtcdCluster{}, unreachable, 15 * time.Second},
+		{"unreachable for 10 s", degradedFor(v1beta2.ReasonMembersUnreachable, 10*time.Second), unreachable, 15 * time.Second},
+		{"unreachable for a minute", degradedFor(v1beta2.ReasonMembersUnreachable, time.Minute), unreachable, 30 * time.Second},
+		{"unreachable for an hour", degradedFor(v1beta2.ReasonMembersUnreachable, time.Hour), unreachable, 2 * time.Minute},
+		{"degraded for another reason", degradedFor(v1beta2.ReasonTLSInvalid, time.Hour), unreachable, 15 * time.Second},
+		{"answering and stable", degradedFor(v1beta2.ReasonMembersUnreachable, time.Hour),
+			membership.Report{Observed: membership.Observed{Reachable: true}}, 30 * time.Second},
+	}
+	for _, tt := range tests {
+		step := membership.Step{Action: membership.ActionNone}
+		if got := requeueAfter(tt.cluster, step, tt.report, now); got != tt.want {
+			t.Errorf("%s: asked again after %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
