@@ -20,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -306,7 +307,11 @@ func unreachableRequeue(c *v1beta2.EtcdCluster, now time.Time) time.Duration {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	name := scope.ControllerName("etcdcluster", r.ClusterWide)
 	c, err := ctrl.NewControllerManagedBy(mgr).
-		For(&v1beta2.EtcdCluster{}, builder.WithPredicates(scope.Predicate(r.ClusterWide))).
+		// Not on a change of the status alone: the pass writes it, and a member's database
+		// size in it changes under writes, so each pass would start the next at once (and a
+		// pass that keeps failing would run its back-off up to 16 minutes within seconds).
+		For(&v1beta2.EtcdCluster{}, builder.WithPredicates(scope.Predicate(r.ClusterWide), predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}).
 		Owns(&policyv1.PodDisruptionBudget{}).

@@ -448,6 +448,27 @@ func TestPausedEtcdClusterIsOnlyObserved(t *testing.T) {
 
 // A namespace being deleted refuses the objects a pass would make: the pass ends without an
 // error to retry, as the namespace's deletion takes the cluster too.
+// A change of the status alone starts no pass: the pass writes it, and a member's database
+// size in it changes under writes, so each pass would start the next.
+func TestAChangeOfAnEtcdClustersStatusAloneStartsNoPass(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "status-only", Namespace: newNamespace(t)}}
+	c.Spec.Paused = true // observed only, asked again every 30 s
+	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		get(g, c)
+		g.Expect(c.Status.Phase).To(Equal(v1beta2.PhasePaused))
+	}, timeout, tick).Should(Succeed())
+	ready := conditions.Get(c, conditions.ReadyCondition)
+	ready.Message = "written by the test"
+	g.Expect(env.Client.Status().Update(ctx, c)).To(Succeed())
+	g.Consistently(func(g Gomega) {
+		get(g, c)
+		g.Expect(conditions.Get(c, conditions.ReadyCondition).Message).To(Equal("written by the test"), "a pass rewrote the status")
+	}, 2*time.Second, tick).Should(Succeed())
+}
+
 func TestEtcdClusterInANamespaceBeingDeletedIsNotRetried(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
