@@ -243,19 +243,6 @@ func reportedCopies(ctx context.Context, t *testing.T, c client.Client, broken *
 	return reported, other
 }
 
-// conditionOf is the status and reason of u's condition of type condType; empty without one.
-func conditionOf(u unstructured.Unstructured, condType string) (status, reason string) {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == condType {
-			status, _ = m["status"].(string)
-			reason, _ = m["reason"].(string)
-			return status, reason
-		}
-	}
-	return "", ""
-}
-
 // serveKMMModules serves KMM's Module kind from ptemplate-device's stand-in CRD until the test
 // ends, then removes it (before TestBenchScale, which measures Ptemplates waiting for KMM). A
 // cluster that serves Modules already is left as it is.

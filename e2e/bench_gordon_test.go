@@ -288,13 +288,21 @@ func waitGordonsReady(t *testing.T, c client.Client, namespace string) time.Dura
 }
 
 func conditionTrue(u unstructured.Unstructured, condType string) bool {
+	status, _ := conditionOf(u, condType)
+	return status == "True"
+}
+
+// conditionOf is the status and reason of u's condition of type condType; empty without one.
+func conditionOf(u unstructured.Unstructured, condType string) (status, reason string) {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		if m, ok := c.(map[string]any); ok && m["type"] == condType {
-			return m["status"] == "True"
+			status, _ = m["status"].(string)
+			reason, _ = m["reason"].(string)
+			return status, reason
 		}
 	}
-	return false
+	return "", ""
 }
 
 // deleteNamespaces deletes the namespaces and waits until they are all gone, failing after timeout.

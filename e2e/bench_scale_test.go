@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -311,11 +310,9 @@ func listCopies(ctx context.Context, t *testing.T, c client.Client, sample *unst
 func settledCopies(ctx context.Context, t *testing.T, c client.Client, sample *unstructured.Unstructured) (settled, ready int) {
 	for _, u := range listCopies(ctx, t, c, sample) {
 		observed, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration")
-		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-		hasReady := slices.ContainsFunc(conds, func(c any) bool { m, _ := c.(map[string]any); return m["type"] == "Ready" })
-		if observed == u.GetGeneration() && hasReady {
+		if status, _ := conditionOf(u, "Ready"); observed == u.GetGeneration() && status != "" {
 			settled++
-			if conditionTrue(u, "Ready") {
+			if status == "True" {
 				ready++
 			}
 		}
