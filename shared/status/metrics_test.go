@@ -17,7 +17,7 @@ import (
 // others; a condition the object lost, and an object gone, leave no series.
 func TestPatchExportsConditionsAndForgetDropsThem(t *testing.T) {
 	const kind = "MetricsWidget"
-	w := &testkind.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w"}}
+	w := &testkind.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", ResourceVersion: "1"}} // as read
 	w.Status.Conditions = []metav1.Condition{
 		{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Progressing"},
 		{Type: "Degraded", Status: metav1.ConditionTrue, Reason: "PodsFailing"},

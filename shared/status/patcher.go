@@ -3,17 +3,20 @@
 // source-controller's summarize helper).
 //
 //	patcher := status.NewPatcher(obj, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
-//	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, c, obj)}) }()
+//	defer func() { res, reterr = patcher.Finish(ctx, c, obj, res, reterr) }()
 package status
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/quintet-operators/quintet/shared/conditions"
@@ -48,17 +51,41 @@ func NewPatcher(obj client.Object, opts ...Option) *Patcher {
 	return p
 }
 
+// staleReadRetry is how soon a pass whose status was refused runs again: time for the cache
+// to catch up with the change it had not seen.
+const staleReadRetry = 100 * time.Millisecond
+
+// Finish ends a pass: it patches obj's status (Patch) and returns the pass's result and error
+// joined with the patch's. A status refused because obj changed since the pass read it (a
+// cache that had not yet seen the last write, another writer) is no error: the pass runs
+// again shortly on the object as it now is, since a change of status alone may start none.
+func (p *Patcher) Finish(ctx context.Context, c client.Client, obj client.Object, res reconcile.Result, err error) (reconcile.Result, error) {
+	perr := p.Patch(ctx, c, obj)
+	if apierrors.IsConflict(perr) {
+		logf.FromContext(ctx).V(1).Info("Status not written: the object changed since the pass read it; running it again")
+		return reconcile.Result{RequeueAfter: staleReadRetry}, err
+	}
+	return res, kerrors.NewAggregate([]error{err, perr})
+}
+
 // Patch records the Events of the conditions that transitioned (WithEvents) and exports the
 // conditions (WithConditionMetrics), then sends a
 // JSON merge patch of obj's status against the snapshot, with a log line as every write of
 // a reconciler has. It makes no request (and logs nothing) when the status is unchanged, and
 // ignores an object deleted in the meantime.
+//
+// The patch carries the resourceVersion the pass last saw of obj (as read, or as its own
+// writes of obj returned it). A status computed from an older object is refused with a
+// Conflict rather than merged: a merge patch holds only the fields that differ from what the
+// pass read, so one computed from a stale read would leave stale fields in place.
 func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object) error {
 	p.recordTransitions(obj)
 	if o, ok := obj.(conditions.Object); ok && p.kind != "" {
 		recordConditions(p.kind, o)
 	}
-	patch := client.MergeFrom(p.before)
+	before := p.before.DeepCopyObject().(client.Object)
+	before.SetResourceVersion(obj.GetResourceVersion())
+	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
 	changed, err := statusChanged(patch, obj)
 	if err != nil || !changed {
 		return err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 	clientevents "k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/internal/testkind"
@@ -114,6 +116,58 @@ func TestPatchIgnoresAnObjectDeletedMeanwhile(t *testing.T) {
 	d.Status.ObservedGeneration = 7
 	if err := p.Patch(ctx, env.Client, d); err != nil {
 		t.Fatalf("patching a deleted object's status: %v", err)
+	}
+}
+
+// A pass that read its object before the last write of its status (the cache had not seen it
+// yet) computes a status from what it read. Merged, the fields it left as it read them would
+// undo that write; it is refused instead, and the pass runs again.
+func TestAStatusComputedFromAStaleReadIsNotWrittenAndThePassRunsAgain(t *testing.T) {
+	ctx := context.Background()
+	d := newDeployment(t)
+	stale := d.DeepCopy()
+	first := NewPatcher(d)
+	d.Status.ObservedGeneration, d.Status.Replicas = 1, 3
+	if err := first.Patch(ctx, env.Client, d); err != nil {
+		t.Fatal(err)
+	}
+	second := NewPatcher(stale)
+	stale.Status.ObservedGeneration = 2 // Replicas as it read it, 0: not in a merge patch
+	res, err := second.Finish(ctx, env.Client, stale, reconcile.Result{}, nil)
+	if err != nil || res.RequeueAfter <= 0 {
+		t.Fatalf("Finish = %+v, %v; want a requeue and no error", res, err)
+	}
+	got := &appsv1.Deployment{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.ObservedGeneration != 1 || got.Status.Replicas != 3 {
+		t.Fatalf("status on the server = %+v, want the first pass's, not a mix of the two", got.Status)
+	}
+}
+
+// A pass that writes its object itself (a finalizer) has the resourceVersion that write
+// returned: its status is its own read, and is written.
+func TestAPassThatWroteItsObjectWritesItsStatus(t *testing.T) {
+	ctx := context.Background()
+	d := newDeployment(t)
+	p := NewPatcher(d)
+	before := d.DeepCopy()
+	d.Labels = map[string]string{"written": "by-the-pass"}
+	if err := env.Client.Patch(ctx, d, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	d.Status.Replicas = 2
+	res, err := p.Finish(ctx, env.Client, d, reconcile.Result{RequeueAfter: time.Minute}, nil)
+	if err != nil || res.RequeueAfter != time.Minute {
+		t.Fatalf("Finish = %+v, %v; want the pass's own result", res, err)
+	}
+	got := &appsv1.Deployment{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.Replicas != 2 {
+		t.Fatalf("status on the server = %+v", got.Status)
 	}
 }
 

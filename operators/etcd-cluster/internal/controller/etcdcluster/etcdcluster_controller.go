@@ -15,7 +15,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -98,7 +97,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=cert-manager.io,resources=issuers;clusterissuers,verbs=get
 
 // Reconcile brings one etcd cluster towards its spec and reports what it sees.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	c := &v1beta2.EtcdCluster{}
 	if err := r.Get(ctx, req.NamespacedName, c); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -117,7 +116,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1beta2.CertificateExpiringCondition))
 	leaderBefore := c.Status.LeaderID
 	defer func() {
-		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, c)})
+		res, reterr = patcher.Finish(ctx, r.Client, c, res, reterr)
 		recordClusterMetrics(c, leaderBefore)
 	}()
 	return r.reconcileNormal(ctx, c)

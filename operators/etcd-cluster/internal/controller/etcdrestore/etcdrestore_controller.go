@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -40,7 +39,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile makes er's cluster, once, and reports its restore.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	er := &v1beta2.EtcdRestore{}
 	if err := r.Get(ctx, req.NamespacedName, er); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -53,7 +52,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil // another operator's, or going away: its cluster stays
 	}
 	patcher := status.NewPatcher(er, status.WithConditionMetrics("EtcdRestore"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
-	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, er)}) }()
+	defer func() { res, reterr = patcher.Finish(ctx, r.Client, er, res, reterr) }()
 	c, err := r.reconcileCluster(ctx, er)
 	if err != nil {
 		return ctrl.Result{}, err

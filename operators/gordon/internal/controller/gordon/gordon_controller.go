@@ -40,7 +40,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one Gordon's pods to its spec and reports them in its status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	g := &v1.Gordon{}
 	if err := r.Get(ctx, req.NamespacedName, g); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -58,7 +58,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	patcher := status.NewPatcher(g, status.WithConditionMetrics("Gordon"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() {
-		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, g)})
+		res, reterr = patcher.Finish(ctx, r.Client, g, res, reterr)
 		recordGordonMetrics(g)
 	}()
 	return r.reconcileNormal(ctx, g)

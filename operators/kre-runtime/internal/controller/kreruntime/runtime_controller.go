@@ -15,7 +15,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -51,7 +50,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one Runtime's infrastructure to its spec and reports it in its status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	rt := &v1alpha1.Runtime{}
 	if err := r.Get(ctx, req.NamespacedName, rt); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -70,7 +69,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1alpha1.InlineCredentialsCondition))
 	var versions []v1alpha1.RuntimeVersion // the namespace's RuntimeVersions as the pass saw them, for the metrics
 	defer func() {
-		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, rt)})
+		res, reterr = patcher.Finish(ctx, r.Client, rt, res, reterr)
 		recordRuntimeMetrics(rt, versions)
 	}()
 	result, versions, err := r.reconcileNormal(ctx, rt)

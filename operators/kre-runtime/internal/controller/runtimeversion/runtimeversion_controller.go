@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -49,7 +48,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one RuntimeVersion's Deployments to its spec and reports them in its status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	rv := &v1alpha1.RuntimeVersion{}
 	if err := r.Get(ctx, req.NamespacedName, rv); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -62,7 +61,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil // its Deployments and Service go with it (owner references)
 	}
 	patcher := status.NewPatcher(rv, status.WithConditionMetrics("RuntimeVersion"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
-	defer func() { reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, rv)}) }()
+	defer func() { res, reterr = patcher.Finish(ctx, r.Client, rv, res, reterr) }()
 	return r.reconcileNormal(ctx, rv)
 }
 

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,7 +58,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one Minimart's release to its spec and reports it in its status.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	m := &v1alpha1.Minimart{}
 	if err := r.Get(ctx, req.NamespacedName, m); err != nil {
 		if client.IgnoreNotFound(err) == nil {
@@ -78,7 +77,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	patcher := status.NewPatcher(m, status.WithConditionMetrics("Minimart"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	var last *release.Release // the release's newest revision as the pass leaves it, for the metrics
 	defer func() {
-		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, m)})
+		res, reterr = patcher.Finish(ctx, r.Client, m, res, reterr)
 		recordReleaseMetrics(m, last)
 	}()
 	result, last, err := r.reconcileNormal(ctx, m)

@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
-	kerrors "k8s.io/apimachinery/pkg/util/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -50,7 +49,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one Ptemplate's Module and consumers to its spec and reports them.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	pt := &v1alpha.Ptemplate{}
 	if err := r.Get(ctx, req.NamespacedName, pt); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -65,7 +64,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	patcher := status.NewPatcher(pt, status.WithConditionMetrics("Ptemplate"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() {
-		reterr = kerrors.NewAggregate([]error{reterr, patcher.Patch(ctx, r.Client, pt)})
+		res, reterr = patcher.Finish(ctx, r.Client, pt, res, reterr)
 		recordPtemplateMetrics(pt)
 	}()
 	return r.reconcileNormal(ctx, pt)
