@@ -7,8 +7,10 @@
 package status
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,7 +31,6 @@ type Patcher struct {
 	recorder    recorder.EventRecorder
 	transitions *conditions.Transitions
 	types       []string
-	kind        string // WithConditionMetrics
 }
 
 // Option adds to what a Patcher does.
@@ -51,48 +52,58 @@ func NewPatcher(obj client.Object, opts ...Option) *Patcher {
 	return p
 }
 
-// staleReadRetry is how soon a pass whose status was refused runs again: time for the cache
-// to catch up with the change it had not seen.
+// staleReadRetry is how soon a pass that wrote a status computed from a stale read runs
+// again: time for the cache to catch up with the write it had not seen.
 const staleReadRetry = 100 * time.Millisecond
 
+// ErrStaleRead says that the status on the server after the patch is not the one the pass
+// computed: the pass read its object before a write it did not see (a cache not yet up to
+// date), and a merge patch leaves the fields the pass computed as it read them at the values
+// of that write.
+var ErrStaleRead = errors.New("the status written is not the one computed: the pass read a stale object")
+
 // Finish ends a pass: it patches obj's status (Patch) and returns the pass's result and error
-// joined with the patch's. A status refused because obj changed since the pass read it (a
-// cache that had not yet seen the last write, another writer) is no error: the pass runs
-// again shortly on the object as it now is, since a change of status alone may start none.
+// joined with the patch's. A status written from a stale read (ErrStaleRead) is no error:
+// the pass runs again shortly on the object as it now is (a change of status alone may start
+// none), and what this pass recorded (a defragmentation it did) was written, not lost.
 func (p *Patcher) Finish(ctx context.Context, c client.Client, obj client.Object, res reconcile.Result, err error) (reconcile.Result, error) {
 	perr := p.Patch(ctx, c, obj)
-	if apierrors.IsConflict(perr) {
-		logf.FromContext(ctx).V(1).Info("Status not written: the object changed since the pass read it; running it again")
+	if errors.Is(perr, ErrStaleRead) {
+		logf.FromContext(ctx).V(1).Info("Status written from a stale read; running the pass again")
 		return reconcile.Result{RequeueAfter: staleReadRetry}, err
 	}
 	return res, kerrors.NewAggregate([]error{err, perr})
 }
 
-// Patch records the Events of the conditions that transitioned (WithEvents) and exports the
-// conditions (WithConditionMetrics), then sends a
+// Patch records the Events of the conditions that transitioned (WithEvents), then sends a
 // JSON merge patch of obj's status against the snapshot, with a log line as every write of
 // a reconciler has. It makes no request (and logs nothing) when the status is unchanged, and
-// ignores an object deleted in the meantime.
-//
-// The patch carries the resourceVersion the pass last saw of obj (as read, or as its own
-// writes of obj returned it). A status computed from an older object is refused with a
-// Conflict rather than merged: a merge patch holds only the fields that differ from what the
-// pass read, so one computed from a stale read would leave stale fields in place.
+// ignores an object deleted in the meantime. It returns ErrStaleRead when the status the
+// API server returns is not the one computed.
 func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object) error {
 	p.recordTransitions(obj)
-	if o, ok := obj.(conditions.Object); ok && p.kind != "" {
-		recordConditions(p.kind, o)
-	}
-	before := p.before.DeepCopyObject().(client.Object)
-	before.SetResourceVersion(obj.GetResourceVersion())
-	patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+	patch := client.MergeFrom(p.before)
 	changed, err := statusChanged(patch, obj)
 	if err != nil || !changed {
 		return err
 	}
+	computed, err := statusJSON(obj)
+	if err != nil {
+		return err
+	}
 	logf.FromContext(ctx).Info("Patching status")
-	if err := c.Status().Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
+	if err := c.Status().Patch(ctx, obj, patch); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
 		return fmt.Errorf("patching status of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	written, err := statusJSON(obj) // obj is now as the API server returned it
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(computed, written) {
+		return ErrStaleRead
 	}
 	return nil
 }
@@ -106,6 +117,21 @@ func (p *Patcher) recordTransitions(obj client.Object) {
 	for _, t := range p.types {
 		p.transitions.Record(p.recorder, now, before.GetConditions(), t)
 	}
+}
+
+// statusJSON is obj's status as JSON: as the API server stores it (times to the second).
+func statusJSON(obj client.Object) ([]byte, error) {
+	var fields struct {
+		Status json.RawMessage `json:"status"`
+	}
+	data, err := json.Marshal(obj)
+	if err == nil {
+		err = json.Unmarshal(data, &fields)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading status of %s: %w", client.ObjectKeyFromObject(obj), err)
+	}
+	return fields.Status, nil
 }
 
 // statusChanged reports whether the merge patch touches .status.

@@ -59,7 +59,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	b := &v1beta2.EtcdBackup{}
 	if err := r.Get(ctx, req.NamespacedName, b); err != nil {
 		if apierrors.IsNotFound(err) {
-			status.ForgetConditions("EtcdBackup", req.NamespacedName)
 			forgetBackupMetrics(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -68,7 +67,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// Another operator's, or going away: its backups stay in the store.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(b, status.WithConditionMetrics("EtcdBackup"))
+	patcher := status.NewPatcher(b)
 	defer func() {
 		res, reterr = patcher.Finish(ctx, r.Client, b, res, reterr)
 		recordBackupMetrics(b)
@@ -289,6 +288,9 @@ func (r *Reconciler) recordPruned(ctx context.Context, b *v1beta2.EtcdBackup, st
 // --max-concurrent-reconciles says, each for its own EtcdBackup.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	name := scope.ControllerName("etcdbackup", r.ClusterWide)
+	if err := status.ExportConditions(mgr, "EtcdBackup", &v1beta2.EtcdBackupList{}, scope.Filter(r.ClusterWide)); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1beta2.EtcdBackup{}, builder.WithPredicates(scope.Predicate(r.ClusterWide))).
 		Owns(&batchv1.Job{}). // the Jobs of backups to volumes

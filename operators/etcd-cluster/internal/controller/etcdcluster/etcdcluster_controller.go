@@ -102,7 +102,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Get(ctx, req.NamespacedName, c); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.transitions.Forget(req.Namespace, req.Name)
-			status.ForgetConditions("EtcdCluster", req.NamespacedName)
 			forgetClusterMetrics(req.NamespacedName)
 			r.Outages.Forget(req.String())
 		}
@@ -112,8 +111,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// Another operator's cluster, or one going away with everything it owns.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(c, status.WithConditionMetrics("EtcdCluster"),
-		status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1beta2.CertificateExpiringCondition))
+	patcher := status.NewPatcher(c, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1beta2.CertificateExpiringCondition))
 	leaderBefore := c.Status.LeaderID
 	defer func() {
 		res, reterr = patcher.Finish(ctx, r.Client, c, res, reterr)
@@ -305,6 +303,9 @@ func unreachableRequeue(c *v1beta2.EtcdCluster, now time.Time) time.Duration {
 // SetupWithManager watches the clusters in scope and the objects they own.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	name := scope.ControllerName("etcdcluster", r.ClusterWide)
+	if err := status.ExportConditions(mgr, "EtcdCluster", &v1beta2.EtcdClusterList{}, scope.Filter(r.ClusterWide)); err != nil {
+		return err
+	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		// Not on a change of the status alone: the pass writes it, and a member's database
 		// size in it changes under writes, so each pass would start the next at once (and a

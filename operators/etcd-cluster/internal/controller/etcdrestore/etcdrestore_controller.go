@@ -44,14 +44,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Get(ctx, req.NamespacedName, er); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.transitions.Forget(req.Namespace, req.Name)
-			status.ForgetConditions("EtcdRestore", req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !scope.Manages(er, r.ClusterWide) || !er.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // another operator's, or going away: its cluster stays
 	}
-	patcher := status.NewPatcher(er, status.WithConditionMetrics("EtcdRestore"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
+	patcher := status.NewPatcher(er, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { res, reterr = patcher.Finish(ctx, r.Client, er, res, reterr) }()
 	c, err := r.reconcileCluster(ctx, er)
 	if err != nil {
@@ -120,6 +119,9 @@ func desiredCluster(er *v1beta2.EtcdRestore) *v1beta2.EtcdCluster {
 // SetupWithManager watches EtcdRestores in scope and the clusters they made.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	name := scope.ControllerName("etcdrestore", r.ClusterWide)
+	if err := status.ExportConditions(mgr, "EtcdRestore", &v1beta2.EtcdRestoreList{}, scope.Filter(r.ClusterWide)); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1beta2.EtcdRestore{}, builder.WithPredicates(scope.Predicate(r.ClusterWide))).
 		Watches(&v1beta2.EtcdCluster{}, labelled.ToOwner(v1beta2.RestoredByLabel)).

@@ -16,9 +16,14 @@ func Manages(obj client.Object, clusterWide bool) bool {
 	return (obj.GetAnnotations()[v1beta2.ScopeAnnotation] == v1beta2.ScopeClusterWide) == clusterWide
 }
 
+// Filter is Manages for one manager: it picks the objects that manager acts on.
+func Filter(clusterWide bool) func(client.Object) bool {
+	return func(o client.Object) bool { return Manages(o, clusterWide) }
+}
+
 // Predicate passes the objects a manager acts on.
 func Predicate(clusterWide bool) predicate.Predicate {
-	return predicate.NewPredicateFuncs(func(o client.Object) bool { return Manages(o, clusterWide) })
+	return predicate.NewPredicateFuncs(Filter(clusterWide))
 }
 
 // ControllerName is base, or base-clusterwide for the cluster-wide manager: both may run at once.

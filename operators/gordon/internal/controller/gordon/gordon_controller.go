@@ -47,7 +47,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			r.expectations.forget(req.String())
 			r.backoff.forget(req.String())
 			r.transitions.Forget(req.Namespace, req.Name)
-			status.ForgetConditions("Gordon", req.NamespacedName)
 			forgetGordonMetrics(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -56,7 +55,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// The pods go with the Gordon through their owner references: nothing to clean up.
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(g, status.WithConditionMetrics("Gordon"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
+	patcher := status.NewPatcher(g, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() {
 		res, reterr = patcher.Finish(ctx, r.Client, g, res, reterr)
 		recordGordonMetrics(g)
@@ -114,6 +113,9 @@ var CacheOptions = labelled.CacheOnly(labelled.Exists(v1.GordonLabel), &corev1.P
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.expectations = newExpectations()
 	r.backoff = newReplacementBackoff()
+	if err := status.ExportConditions(mgr, "Gordon", &v1.GordonList{}, nil); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Gordon{}).
 		Watches(&corev1.Pod{}, &podEventHandler{expectations: r.expectations}).

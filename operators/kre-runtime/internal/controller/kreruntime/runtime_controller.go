@@ -55,7 +55,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Get(ctx, req.NamespacedName, rt); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.transitions.Forget(req.Namespace, req.Name)
-			status.ForgetConditions("Runtime", req.NamespacedName)
 			forgetRuntimeMetrics(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -65,8 +64,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// spec.volumeRetention says (the StatefulSets' WhenDeleted).
 		return ctrl.Result{}, nil
 	}
-	patcher := status.NewPatcher(rt, status.WithConditionMetrics("Runtime"),
-		status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1alpha1.InlineCredentialsCondition))
+	patcher := status.NewPatcher(rt, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition, v1alpha1.InlineCredentialsCondition))
 	var versions []v1alpha1.RuntimeVersion // the namespace's RuntimeVersions as the pass saw them, for the metrics
 	defer func() {
 		res, reterr = patcher.Finish(ctx, r.Client, rt, res, reterr)
@@ -252,6 +250,9 @@ func (r *Reconciler) ensure(ctx context.Context, rt *v1alpha1.Runtime, desired c
 
 // SetupWithManager watches Runtimes, what they own, their pods, and the RuntimeVersions that name them.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := status.ExportConditions(mgr, "Runtime", &v1alpha1.RuntimeList{}, nil); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Runtime{}).
 		Owns(&appsv1.StatefulSet{}).

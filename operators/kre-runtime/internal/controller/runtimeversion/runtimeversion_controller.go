@@ -53,14 +53,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Get(ctx, req.NamespacedName, rv); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.transitions.Forget(req.Namespace, req.Name)
-			status.ForgetConditions("RuntimeVersion", req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !rv.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // its Deployments and Service go with it (owner references)
 	}
-	patcher := status.NewPatcher(rv, status.WithConditionMetrics("RuntimeVersion"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
+	patcher := status.NewPatcher(rv, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { res, reterr = patcher.Finish(ctx, r.Client, rv, res, reterr) }()
 	return r.reconcileNormal(ctx, rv)
 }
@@ -139,6 +138,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.RuntimeVersion{}, runtimeRefField,
 		func(obj client.Object) []string { return []string{obj.(*v1alpha1.RuntimeVersion).Spec.RuntimeRef.Name} })
 	if err != nil {
+		return err
+	}
+	if err := status.ExportConditions(mgr, "RuntimeVersion", &v1alpha1.RuntimeVersionList{}, nil); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).

@@ -63,7 +63,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Get(ctx, req.NamespacedName, m); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			r.transitions.Forget(req.Namespace, req.Name)
-			status.ForgetConditions("Minimart", req.NamespacedName)
 			forgetReleaseMetrics(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -74,7 +73,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.addFinalizer(ctx, m); err != nil {
 		return ctrl.Result{}, err
 	}
-	patcher := status.NewPatcher(m, status.WithConditionMetrics("Minimart"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
+	patcher := status.NewPatcher(m, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	var last *release.Release // the release's newest revision as the pass leaves it, for the metrics
 	defer func() {
 		res, reterr = patcher.Finish(ctx, r.Client, m, res, reterr)
@@ -299,6 +298,9 @@ func (r *Reconciler) postRenderer(m *v1alpha1.Minimart) helmrelease.OwnedBy {
 // of their releases, so that a deleted or edited one is restored.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.started = time.Now()
+	if err := status.ExportConditions(mgr, "Minimart", &v1alpha1.MinimartList{}, nil); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Minimart{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}))
 	for _, kind := range releaseKinds {

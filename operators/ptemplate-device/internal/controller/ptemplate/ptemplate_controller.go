@@ -54,7 +54,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Get(ctx, req.NamespacedName, pt); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.transitions.Forget(req.Namespace, req.Name)
-			status.ForgetConditions("Ptemplate", req.NamespacedName)
 			forgetPtemplateMetrics(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -62,7 +61,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if !pt.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // the Module and the DaemonSet go with it (owner references)
 	}
-	patcher := status.NewPatcher(pt, status.WithConditionMetrics("Ptemplate"), status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
+	patcher := status.NewPatcher(pt, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() {
 		res, reterr = patcher.Finish(ctx, r.Client, pt, res, reterr)
 		recordPtemplateMetrics(pt)
@@ -127,6 +126,9 @@ func (r *Reconciler) observe(ctx context.Context, pt *v1alpha.Ptemplate) (observ
 // SetupWithManager watches Ptemplates, their DaemonSets and consumer pods, the nodes KMM
 // labels, and (once KMM's CRD is served) their Modules.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := status.ExportConditions(mgr, "Ptemplate", &v1alpha.PtemplateList{}, nil); err != nil {
+		return err
+	}
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha.Ptemplate{}).
 		Owns(&appsv1.DaemonSet{}).
