@@ -27,7 +27,7 @@ func TestExportConditionsSaysWhatTheCacheHolds(t *testing.T) {
 	ns := env.NewNamespace(t, "conditions")
 	mine := newWidget(t, ns, "mine", metav1.ConditionFalse, metav1.ConditionTrue)
 	newWidget(t, ns, "others", metav1.ConditionTrue, metav1.ConditionFalse)
-	stop := runExporter(t, kind, func(o client.Object) bool { return o.GetName() != "others" }, ctrl.Options{})
+	stop := runExporter(t, kind, func(o client.Object) bool { return o.GetName() != "others" }, nil)
 
 	waitForSeries(t, "mine Ready/False=1", "mine Ready/True=0", "mine Ready/Unknown=0",
 		"mine Degraded/False=0", "mine Degraded/True=1", "mine Degraded/Unknown=0")
@@ -64,7 +64,9 @@ func TestExportConditionsWaitsForLeadership(t *testing.T) {
 	if err := env.Client.Create(ctx, lease); err != nil {
 		t.Fatal(err)
 	}
-	runExporter(t, kind, nil, ctrl.Options{LeaderElection: true, LeaderElectionID: lease.Name, LeaderElectionNamespace: ns})
+	runExporter(t, kind, nil, func(o *ctrl.Options) {
+		o.LeaderElection, o.LeaderElectionID, o.LeaderElectionNamespace = true, lease.Name, ns
+	})
 	// The same manager would export w within this time were it the leader (the test above).
 	time.Sleep(3 * time.Second)
 	if got := seriesOf(t, kind); len(got) != 0 {
@@ -90,13 +92,11 @@ func newWidget(t *testing.T, ns, name string, ready, degraded metav1.ConditionSt
 	return w
 }
 
-// runExporter runs a manager that exports kind's conditions; stop stops it (the test's
-// clean-up does too).
-func runExporter(t *testing.T, kind string, manages func(client.Object) bool, opts ctrl.Options) (stop func()) {
+// runExporter runs a manager (its options changed by customize, if given) that exports kind's
+// conditions; stop stops it (the test's clean-up does too).
+func runExporter(t *testing.T, kind string, manages func(client.Object) bool, customize func(*ctrl.Options)) (stop func()) {
 	t.Helper()
-	mgr, err := env.NewManager(testenv.ManagerOptions{Customize: func(o *ctrl.Options) {
-		o.LeaderElection, o.LeaderElectionID, o.LeaderElectionNamespace = opts.LeaderElection, opts.LeaderElectionID, opts.LeaderElectionNamespace
-	}})
+	mgr, err := env.NewManager(testenv.ManagerOptions{Customize: customize})
 	if err != nil {
 		t.Fatal(err)
 	}

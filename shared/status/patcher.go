@@ -82,17 +82,16 @@ func (p *Patcher) Finish(ctx context.Context, c client.Client, obj client.Object
 // API server returns is not the one computed.
 func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object) error {
 	p.recordTransitions(obj)
-	patch := client.MergeFrom(p.before)
-	changed, err := statusChanged(patch, obj)
-	if err != nil || !changed {
-		return err
-	}
-	computed, err := statusJSON(obj)
+	read, err := statusJSON(p.before)
 	if err != nil {
 		return err
 	}
+	computed, err := statusJSON(obj)
+	if err != nil || bytes.Equal(read, computed) {
+		return err
+	}
 	logf.FromContext(ctx).Info("Patching status")
-	if err := c.Status().Patch(ctx, obj, patch); err != nil {
+	if err := c.Status().Patch(ctx, obj, client.MergeFrom(p.before)); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -132,18 +131,4 @@ func statusJSON(obj client.Object) ([]byte, error) {
 		return nil, fmt.Errorf("reading status of %s: %w", client.ObjectKeyFromObject(obj), err)
 	}
 	return fields.Status, nil
-}
-
-// statusChanged reports whether the merge patch touches .status.
-func statusChanged(patch client.Patch, obj client.Object) (bool, error) {
-	data, err := patch.Data(obj)
-	if err != nil {
-		return false, fmt.Errorf("computing status patch: %w", err)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return false, fmt.Errorf("reading status patch: %w", err)
-	}
-	_, ok := fields["status"]
-	return ok, nil
 }

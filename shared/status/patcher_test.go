@@ -70,6 +70,16 @@ func newDeployment(t *testing.T) *appsv1.Deployment {
 	return d
 }
 
+// onServer is d as the API server has it now.
+func onServer(t *testing.T, d *appsv1.Deployment) *appsv1.Deployment {
+	t.Helper()
+	got := &appsv1.Deployment{}
+	if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(d), got); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func TestPatchWritesAChangedStatusOnce(t *testing.T) {
 	ctx := context.Background()
 	c := &patchCounter{Client: env.Client}
@@ -83,10 +93,7 @@ func TestPatchWritesAChangedStatusOnce(t *testing.T) {
 	if c.n.Load() != 1 {
 		t.Fatalf("%d status patches, want 1", c.n.Load())
 	}
-	got := &appsv1.Deployment{}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
-		t.Fatal(err)
-	}
+	got := onServer(t, d)
 	if got.Status.ObservedGeneration != 42 || got.Status.Replicas != 1 {
 		t.Fatalf("status on the server = %+v", got.Status)
 	}
@@ -138,10 +145,7 @@ func TestAStatusWrittenFromAStaleReadIsComputedAgainSoon(t *testing.T) {
 	if err != nil || res.RequeueAfter != staleReadRetry {
 		t.Fatalf("Finish = %+v, %v; want a requeue after %v and no error", res, err, staleReadRetry)
 	}
-	got := &appsv1.Deployment{}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
-		t.Fatal(err)
-	}
+	got := onServer(t, d)
 	if got.Status.ObservedGeneration != 2 {
 		t.Fatalf("status on the server = %+v, want what the second pass computed written", got.Status)
 	}
@@ -163,10 +167,7 @@ func TestAPassThatWroteItsObjectWritesItsStatus(t *testing.T) {
 	if err != nil || res.RequeueAfter != time.Minute {
 		t.Fatalf("Finish = %+v, %v; want the pass's own result", res, err)
 	}
-	got := &appsv1.Deployment{}
-	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(d), got); err != nil {
-		t.Fatal(err)
-	}
+	got := onServer(t, d)
 	if got.Status.Replicas != 2 {
 		t.Fatalf("status on the server = %+v", got.Status)
 	}

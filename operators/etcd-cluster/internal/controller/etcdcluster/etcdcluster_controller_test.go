@@ -446,8 +446,6 @@ func TestPausedEtcdClusterIsOnlyObserved(t *testing.T) {
 	}, 2*time.Second, tick).ShouldNot(Succeed(), "a paused cluster gets no StatefulSet")
 }
 
-// A namespace being deleted refuses the objects a pass would make: the pass ends without an
-// error to retry, as the namespace's deletion takes the cluster too.
 // A change of the status alone starts no pass: the pass writes it, and a member's database
 // size in it changes under writes, so each pass would start the next.
 func TestAChangeOfAnEtcdClustersStatusAloneStartsNoPass(t *testing.T) {
@@ -469,6 +467,8 @@ func TestAChangeOfAnEtcdClustersStatusAloneStartsNoPass(t *testing.T) {
 	}, 2*time.Second, tick).Should(Succeed())
 }
 
+// A namespace being deleted refuses the objects a pass would make: the pass ends without an
+// error to retry, as the namespace's deletion takes the cluster too.
 func TestEtcdClusterInANamespaceBeingDeletedIsNotRetried(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
