@@ -480,7 +480,8 @@ s3-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Run the S3-compatible store (versit
 	@# kube-controller-manager has been seen updating a StatefulSet's status minutes late.
 	@{ $(KUBECTL) -n quintet-s3 wait --for=create pod/versitygw-0 --timeout=5m >/dev/null && \
 	  $(KUBECTL) -n quintet-s3 wait --for=condition=Ready pod/versitygw-0 --timeout=5m; } || { \
-	  $(KUBECTL) -n quintet-s3 describe pods,persistentvolumeclaims; $(KUBECTL) -n quintet-s3 logs statefulset/versitygw --tail=50; exit 1; }
+	  $(KUBECTL) -n quintet-s3 logs statefulset/versitygw --tail=50; $(KUBECTL) -n quintet-s3 describe persistentvolumeclaims,pods; \
+	  $(KUBECTL) -n quintet-s3 get events --sort-by=.lastTimestamp; exit 1; }
 	@KUBECTL=$(KUBECTL) hack/s3.sh bucket etcd-backups || { $(KUBECTL) -n quintet-s3 get pods,services,endpointslices -o wide; exit 1; }
 
 # The monitoring stack's images are built apart from `make images`: only prometheus-up needs them.

@@ -824,17 +824,25 @@ func renewCertificate(ctx context.Context, ns, name string) {
 	Expect(k8sClient.Status().Update(ctx, cert)).To(Succeed())
 }
 
-// requestPass makes the operator reconcile cluster now: an annotation change is an update
-// of the EtcdCluster, which it watches.
 // writeStaticTLSSecretsPaused replaces cluster's three static Secrets as a user rotating
 // them should: with the cluster paused, so that the operator takes all three at once (a pass
-// between two writes would roll members onto a mix of old and new, a step of its own).
+// between two writes would roll members onto a mix of old and new, a step of its own). The
+// Secrets are written once the operator has observed the pause: a pass that started before
+// it, on a cache that had not seen it yet, still acts, and reads the Secrets as it goes.
 func writeStaticTLSSecretsPaused(ctx context.Context, cluster *unstructured.Unstructured, ca *testCA) {
-	patchEtcdSpec(ctx, cluster.DeepCopy(), `{"spec":{"paused":true}}`)
+	paused := cluster.DeepCopy()
+	patchEtcdSpec(ctx, paused, `{"spec":{"paused":true}}`)
+	Eventually(func(g Gomega) {
+		s := getEtcdStatus(ctx, g, paused)
+		g.Expect(s.ObservedGeneration).To(Equal(paused.GetGeneration()))
+		g.Expect(s.reason("Progressing")).To(Equal("Paused"))
+	}).WithContext(ctx).Should(Succeed(), "the operator observes spec.paused")
 	writeStaticTLSSecrets(ctx, cluster.GetNamespace(), cluster.GetName(), ca)
 	patchEtcdSpec(ctx, cluster.DeepCopy(), `{"spec":{"paused":false}}`)
 }
 
+// requestPass makes the operator reconcile cluster now: an annotation change is an update
+// of the EtcdCluster, which it watches.
 func requestPass(ctx context.Context, cluster *unstructured.Unstructured) {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.quintet.dev/pass-requested":%q}}}`, time.Now().Format(time.RFC3339Nano))
 	Expect(k8sClient.Patch(ctx, cluster.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
