@@ -9,22 +9,32 @@ import (
 )
 
 // WriteCounter is a controller's client that counts every write it sends (create, update,
-// patch, delete, status update and patch, failed ones included) and the creates per
-// namespace: what steady-state and over-creation tests assert on.
+// patch, delete, status update and patch, failed ones included), all and per namespace, and
+// the creates per namespace: what steady-state and over-creation tests assert on. A test
+// counts its own namespace's: the objects of the package's other tests stay (envtest runs no
+// namespace controller) and their timed passes write whenever they find something changed.
 type WriteCounter struct {
 	client.Client
 	n       atomic.Int64
 	mu      sync.Mutex
+	writes  map[string]int64
 	creates map[string]int
 }
 
 // CountWrites wraps c.
 func CountWrites(c client.Client) *WriteCounter {
-	return &WriteCounter{Client: c, creates: map[string]int{}}
+	return &WriteCounter{Client: c, writes: map[string]int64{}, creates: map[string]int{}}
 }
 
 // Writes is the number of writes so far.
 func (w *WriteCounter) Writes() int64 { return w.n.Load() }
+
+// WritesIn is the number of writes so far of objects in namespace.
+func (w *WriteCounter) WritesIn(namespace string) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writes[namespace]
+}
 
 // Creates is the number of creates tried in namespace so far.
 func (w *WriteCounter) Creates(namespace string) int {
@@ -33,44 +43,52 @@ func (w *WriteCounter) Creates(namespace string) int {
 	return w.creates[namespace]
 }
 
-func (w *WriteCounter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+// count counts a write of obj, a create when create is true.
+func (w *WriteCounter) count(obj client.Object, create bool) {
 	w.n.Add(1)
 	w.mu.Lock()
-	w.creates[obj.GetNamespace()]++
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	w.writes[obj.GetNamespace()]++
+	if create {
+		w.creates[obj.GetNamespace()]++
+	}
+}
+
+func (w *WriteCounter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	w.count(obj, true)
 	return w.Client.Create(ctx, obj, opts...)
 }
 
 func (w *WriteCounter) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	w.n.Add(1)
+	w.count(obj, false)
 	return w.Client.Update(ctx, obj, opts...)
 }
 
 func (w *WriteCounter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	w.n.Add(1)
+	w.count(obj, false)
 	return w.Client.Patch(ctx, obj, patch, opts...)
 }
 
 func (w *WriteCounter) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	w.n.Add(1)
+	w.count(obj, false)
 	return w.Client.Delete(ctx, obj, opts...)
 }
 
 func (w *WriteCounter) Status() client.SubResourceWriter {
-	return &statusWriteCounter{SubResourceWriter: w.Client.Status(), n: &w.n}
+	return &statusWriteCounter{SubResourceWriter: w.Client.Status(), w: w}
 }
 
 type statusWriteCounter struct {
 	client.SubResourceWriter
-	n *atomic.Int64
+	w *WriteCounter
 }
 
 func (s *statusWriteCounter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	s.n.Add(1)
+	s.w.count(obj, false)
 	return s.SubResourceWriter.Update(ctx, obj, opts...)
 }
 
 func (s *statusWriteCounter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	s.n.Add(1)
+	s.w.count(obj, false)
 	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }

@@ -353,14 +353,14 @@ func TestEtcdClusterMakesNoWritesAndLogsNothingInSteadyState(t *testing.T) {
 	g.Expect(events.Emitted(c, ensure.EventCreated)).To(Equal(5))
 
 	time.Sleep(time.Second) // let the passes the last writes triggered finish
-	before, mark, recorded := writes.Writes(), logs.Len(), events.Emitted(c, ensure.EventCreated)+events.Emitted(c, ensure.EventUpdated)
+	before, mark, recorded := writes.WritesIn(ns), logs.Len(), events.Emitted(c, ensure.EventCreated)+events.Emitted(c, ensure.EventUpdated)
 	for i := range 5 {
 		poke(g, c, strconv.Itoa(i))
 		_, err := reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(c)})
 		g.Expect(err).NotTo(HaveOccurred())
 	}
 	time.Sleep(time.Second)
-	g.Expect(writes.Writes()-before).To(BeZero(), "a Ready cluster whose spec did not change is not written")
+	g.Expect(writes.WritesIn(ns)-before).To(BeZero(), "a Ready cluster whose spec did not change is not written")
 	g.Expect(logs.Since(mark, ns)).To(BeEmpty(), "an idle pass logs nothing")
 	g.Expect(events.Emitted(c, ensure.EventCreated)+events.Emitted(c, ensure.EventUpdated)).To(Equal(recorded), "no write, no Event")
 	get(g, c)

@@ -262,13 +262,13 @@ func TestAVersionMakesAgainADeletedDeploymentAndWritesNothingInSteadyState(t *te
 	g.Expect(updated).To(BeNumerically(">=", len(deployments)))
 
 	time.Sleep(time.Second)
-	before, mark := writes.Writes(), logs.Len()
+	before, mark := writes.WritesIn(ns), logs.Len()
 	for i := range 5 {
 		patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{"poke":"%d"}}}`, i))
 		g.Expect(env.Client.Patch(ctx, rv, patch)).To(Succeed())
 	}
 	time.Sleep(2 * time.Second)
-	g.Expect(writes.Writes() - before).To(BeZero())
+	g.Expect(writes.WritesIn(ns) - before).To(BeZero())
 	g.Expect(logs.Since(mark, ns)).To(BeEmpty())
 	g.Expect(events.Emitted(rv, ensure.EventCreated)+events.Emitted(rv, ensure.EventUpdated)).To(Equal(created+updated), "no Event without a write")
 

@@ -165,7 +165,7 @@ func TestASteadyReleaseCostsNoWritesAndNoRevisions(t *testing.T) {
 	waitReady(t, ns, "steady")
 	// Let the passes the last status write caused end.
 	time.Sleep(time.Second)
-	clientWrites, helm, passes := writes.Writes(), helmWrites.Load(), reconciles(g)
+	clientWrites, helm, passes := writes.WritesIn(ns), helmWrites.Load(), reconciles(g)
 
 	// Wake the controller a few times with changes that are not drift: a label on the
 	// Deployment (an annotation would make a new generation, which envtest's missing
@@ -181,7 +181,7 @@ func TestASteadyReleaseCostsNoWritesAndNoRevisions(t *testing.T) {
 
 	g.Eventually(func() float64 { return reconciles(g) }, timeout, tick).Should(BeNumerically(">=", passes+3))
 	time.Sleep(2 * time.Second)
-	g.Expect(writes.Writes()).To(Equal(clientWrites), "the manager's client wrote")
+	g.Expect(writes.WritesIn(ns)).To(Equal(clientWrites), "the manager's client wrote")
 	g.Expect(helmWrites.Load()).To(Equal(helm), "Helm wrote")
 	g.Expect(history(g, ns, "steady")).To(HaveLen(1))
 }
