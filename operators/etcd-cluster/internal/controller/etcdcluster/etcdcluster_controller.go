@@ -31,6 +31,7 @@ import (
 	"github.com/quintet-operators/quintet/shared/ensure"
 	"github.com/quintet-operators/quintet/shared/labelled"
 	"github.com/quintet-operators/quintet/shared/optionalkind"
+	"github.com/quintet-operators/quintet/shared/pods"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -332,6 +333,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 
 // CacheOptions narrows the manager's cache of the kinds a cluster owns to objects labelled
 // etcd_cluster (every object the operator makes, and the claims of its StatefulSets), so
-// its memory follows the etcd clusters, not every Pod, claim or Service in the cluster.
-var CacheOptions = labelled.CacheOnly(labelled.Exists(v1beta2.ClusterLabel), &corev1.Pod{}, &corev1.PersistentVolumeClaim{},
-	&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &corev1.Secret{})
+// its memory follows the etcd clusters, not every Pod, claim or Service in the cluster. Of a
+// member pod's spec it keeps what the operator reads: its node, its scheduling gates (the
+// start gate) and its volumes (the TLS Secret it mounts).
+func CacheOptions(o *ctrl.Options) {
+	labelled.CacheOnly(labelled.Exists(v1beta2.ClusterLabel), &corev1.Pod{}, &corev1.PersistentVolumeClaim{},
+		&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &corev1.Secret{})(o)
+	pods.TrimSpecInCache(func(s corev1.PodSpec) corev1.PodSpec {
+		return corev1.PodSpec{NodeName: s.NodeName, SchedulingGates: s.SchedulingGates, Volumes: s.Volumes}
+	})(o)
+}

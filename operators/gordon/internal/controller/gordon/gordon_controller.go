@@ -16,7 +16,6 @@ import (
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
 	"github.com/quintet-operators/quintet/shared/conditions"
-	"github.com/quintet-operators/quintet/shared/labelled"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -104,10 +103,6 @@ func (r *Reconciler) ownedPods(ctx context.Context, g *v1.Gordon) ([]corev1.Pod,
 	}
 	return owned, nil
 }
-
-// CacheOptions narrows the manager's pod cache to pods that carry the Gordon label, so the
-// operator's memory follows the pods it manages, not every pod in the cluster.
-var CacheOptions = labelled.CacheOnly(labelled.Exists(v1.GordonLabel), &corev1.Pod{})
 
 // SetupWithManager watches Gordons and the pods they control.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {

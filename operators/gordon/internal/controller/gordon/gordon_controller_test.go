@@ -126,6 +126,24 @@ func TestGordonCreatesOwnedRestrictedPodsAndReportsThem(t *testing.T) {
 	g.Expect(conditions.Get(gordon, conditions.DegradedCondition).Status).To(Equal(metav1.ConditionFalse))
 }
 
+// The manager's cache holds of each pod what the operator reads, its metadata, node and
+// status, not the rest of its spec: at a thousand Gordons the pods' specs were the largest
+// part of the manager's heap.
+func TestGordonCachesOfEachPodItsMetadataNodeAndStatusOnly(t *testing.T) {
+	g := NewWithT(t)
+	gordon := newGordon(t, newNamespace(t), 1)
+	pods := waitForPods(t, gordon, 1)
+	runPods(g, pods)
+	waitReady(t, gordon, 1)
+	cached := &corev1.Pod{}
+	g.Expect(reconciler.Get(context.Background(), client.ObjectKeyFromObject(&pods[0]), cached)).To(Succeed())
+	g.Expect(cached.Spec).To(Equal(corev1.PodSpec{NodeName: "envtest-node"}))
+	g.Expect(cached.Status.Phase).To(Equal(corev1.PodRunning))
+	g.Expect(metav1.IsControlledBy(cached, gordon)).To(BeTrue())
+	g.Expect(cached.Labels).To(HaveKeyWithValue(v1.GordonLabel, gordon.Name))
+	g.Expect(pods[0].Spec.Containers).NotTo(BeEmpty(), "the API server holds the whole pod")
+}
+
 func TestGordonScalesUpAndDownThroughTheScaleSubresource(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()

@@ -5,14 +5,27 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/quintet-operators/quintet/shared/labelled"
+	"github.com/quintet-operators/quintet/shared/pods"
 )
 
 // ManagedByLabel marks every object the operator makes, for Runtimes and RuntimeVersions.
 const ManagedByLabel, ManagedBy = "app.kubernetes.io/managed-by", "quintet-kre-runtime"
 
 // CacheOptions narrows the manager's cache to the objects the operator made: its memory
-// follows what it manages, and it holds no Secret but its own.
-var CacheOptions = labelled.CacheOnly(labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}),
-	&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, &corev1.Secret{}, &networkingv1.Ingress{}, &corev1.Pod{})
+// follows what it manages, and it holds no Secret but its own. Of a pod's spec it keeps
+// what the operator reads: each container's name, ports and readiness probe (a
+// RuntimeVersion's pod that stays unready is asked why, on that probe).
+func CacheOptions(o *ctrl.Options) {
+	labelled.CacheOnly(labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}),
+		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, &corev1.Secret{}, &networkingv1.Ingress{}, &corev1.Pod{})(o)
+	pods.TrimSpecInCache(func(s corev1.PodSpec) corev1.PodSpec {
+		containers := make([]corev1.Container, len(s.Containers))
+		for i, c := range s.Containers {
+			containers[i] = corev1.Container{Name: c.Name, Ports: c.Ports, ReadinessProbe: c.ReadinessProbe}
+		}
+		return corev1.PodSpec{Containers: containers}
+	})(o)
+}

@@ -31,7 +31,7 @@ func TestAPodThatStaysUnreadySaysWhatItsReadinessEndpointAnswers(t *testing.T) {
 	// pod makes a pod of the version whose container started at started, ready or not.
 	pod := func(name string, started time.Time, ready bool) {
 		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{v1alpha1.VersionLabel: "greeter-v1"}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{v1alpha1.VersionLabel: "greeter-v1", kreruntime.ManagedByLabel: kreruntime.ManagedBy}},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "stamp", Image: "krt-runner:v1",
 				Ports: []corev1.ContainerPort{{Name: "health", ContainerPort: port}},
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
@@ -47,8 +47,10 @@ func TestAPodThatStaysUnreadySaysWhatItsReadinessEndpointAnswers(t *testing.T) {
 	pod("serving", now.Add(-time.Minute), true)
 	rv := &v1alpha1.RuntimeVersion{ObjectMeta: metav1.ObjectMeta{Name: "greeter-v1", Namespace: ns}}
 
+	// Read as the operator reads them: from the manager's cache, which keeps of a pod's spec
+	// each container's name, ports and readiness probe.
 	g.Eventually(func(g Gomega) {
-		pods, err := kreruntime.Pods(ctx, env.Client, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
+		pods, err := kreruntime.Pods(ctx, reconciler.Client, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
 		g.Expect(err).NotTo(HaveOccurred())
 		unready, again := unreadyPods(ctx, pods, now)
 		g.Expect(unready).To(Equal([]string{"pod stuck: not ready after 30s: 503 MongoDB: auth error: (AuthenticationFailed) Authentication failed."}))
