@@ -38,7 +38,10 @@ const (
 	scaleSettleLimit  = 15 * time.Minute
 	scaleLabel        = "bench.quintet.dev/scale"
 	scaleQuiet        = 30 * time.Second
-	scaleQuietLimit   = 10 * time.Minute
+	// scaleQuietLimit: kre-runtime's 1000 Runtimes ask kube-controller-manager for 4000
+	// StatefulSet pods, each ordinal made once the one before is Ready; the last Runtimes
+	// became Ready 13 minutes after they were created (every write on the way a real change).
+	scaleQuietLimit = 20 * time.Minute
 	// scaleProfiles is where the manager serves Go's profiles, for its heap after the steady window.
 	scaleProfiles = "127.0.0.1:18090"
 )
@@ -57,7 +60,8 @@ type scaleRun struct {
 	toSettled           time.Duration // creating the objects until every one settled
 	during, steady      requestCounts // the manager's API requests until settled, and in the steady window
 	steadyWindow        time.Duration
-	idleRSS             int64 // before the objects
+	steadyWrites        steadyWrites // what the API server shows of the steady window's writes
+	idleRSS             int64        // before the objects
 	peakRSS, settledRSS int64
 	settledAnon         int64         // of the settled RSS, the manager's own (anonymous) memory: the rest is the binary's pages
 	liveHeap            float64       // the Go heap live at the last collection, at the end of the steady window
@@ -163,9 +167,10 @@ func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n i
 		t.Logf("%s: %d of %d objects settled, %d Ready, after %s", op, run.settled, n, run.ready, scaleSettleLimit)
 	}
 	run.quietAfter = waitQuiet(t)
-	steadyBefore := scrapeRequests(t, benchMetrics)
+	steadyBefore, copiesBefore, steadyStart := scrapeRequests(t, benchMetrics), snapshotCopies(ctx, t, c, sample), time.Now()
 	time.Sleep(steady)
 	run.steady = scrapeRequests(t, benchMetrics).sub(steadyBefore)
+	run.steadyWrites = steadyWritesSince(ctx, t, c, sample, copiesBefore, steadyStart)
 	run.liveHeap = metricSample("go_gc_heap_live_bytes")
 	run.heapTop = heapTop(t)
 	run.maxDepth, run.longestProcessing = watch.stop()
@@ -418,9 +423,9 @@ func heapTop(t *testing.T) string {
 }
 
 func printScaleRun(r scaleRun) {
-	fmt.Printf("%s, %d objects: %d settled (%d Ready) in %s; requests until then %s; quiet %s later; steady %s: %s; CPU %s; RSS idle %.1f MiB, peak %.1f MiB, settled %.1f MiB (anonymous %.1f MiB); live heap after the steady window %.1f MiB; queue depth max %.0f, longest item %.1f s\n%s\n",
+	fmt.Printf("%s, %d objects: %d settled (%d Ready) in %s; requests until then %s; quiet %s later; steady %s: %s; CPU %s; RSS idle %.1f MiB, peak %.1f MiB, settled %.1f MiB (anonymous %.1f MiB); live heap after the steady window %.1f MiB; queue depth max %.0f, longest item %.1f s\nwritten in the steady window: %s\n%s\n",
 		r.operator, r.objects, r.settled, r.ready, r.toSettled.Round(100*time.Millisecond), r.during, r.quietAfter.Round(time.Second), r.steadyWindow, r.steady,
-		r.cpu.Round(100*time.Millisecond), float64(r.idleRSS)/(1<<20), float64(r.peakRSS)/(1<<20), float64(r.settledRSS)/(1<<20), float64(r.settledAnon)/(1<<20), r.liveHeap/(1<<20), r.maxDepth, r.longestProcessing, r.heapTop)
+		r.cpu.Round(100*time.Millisecond), float64(r.idleRSS)/(1<<20), float64(r.peakRSS)/(1<<20), float64(r.settledRSS)/(1<<20), float64(r.settledAnon)/(1<<20), r.liveHeap/(1<<20), r.maxDepth, r.longestProcessing, r.steadyWrites, r.heapTop)
 }
 
 // printScaleTable prints a row per run, and the growth of each manager's settled RSS per 100
