@@ -8,7 +8,7 @@ import (
 // TrimSpecInCache is a cache option for a manager that reads, of its pods' specs, only what
 // keep returns: the cache holds each pod with keep's spec, its metadata and status whole. A
 // pod's spec is most of it (about 2.2 KB of a 4 KB pod in JSON, for the servers kre-runtime
-// runs) and, at a thousand custom resources, the largest part of a manager's heap.
+// runs) and, at a thousand custom resources, a large part of a manager's heap.
 //
 // It runs before the manager's DefaultTransform (shared/manager's strips managedFields), and
 // applies to the pods whose cache.ByObject sets no Transform of its own. Reads through the

@@ -127,8 +127,7 @@ func TestGordonCreatesOwnedRestrictedPodsAndReportsThem(t *testing.T) {
 }
 
 // The manager's cache holds of each pod what the operator reads, its metadata, node and
-// status, not the rest of its spec: at a thousand Gordons the pods' specs were the largest
-// part of the manager's heap.
+// status, not the rest of its spec: at a thousand Gordons the manager caches 3000 pods.
 func TestGordonCachesOfEachPodItsMetadataNodeAndStatusOnly(t *testing.T) {
 	g := NewWithT(t)
 	gordon := newGordon(t, newNamespace(t), 1)
