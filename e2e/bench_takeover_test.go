@@ -62,6 +62,9 @@ func TestBenchScaleTakeover(t *testing.T) {
 	operators := scaleOperators(t, cfg)
 	runs := make([]takeoverRun, 0, 2*len(operators))
 	for _, op := range operators {
+		if op == "ptemplate-device" { // without KMM's Module kind, a Ptemplate makes nothing
+			serveKMMModules(ctx, t, cfg, c)
+		}
 		one := runTakeover(ctx, t, c, clientset, op, n, 1)
 		two := runTakeover(ctx, t, c, clientset, op, n, 2)
 		extra := map[string]float64{}
