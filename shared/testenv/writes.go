@@ -3,7 +3,6 @@ package testenv
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -15,7 +14,6 @@ import (
 // namespace controller) and their timed passes write whenever they find something changed.
 type WriteCounter struct {
 	client.Client
-	n       atomic.Int64
 	mu      sync.Mutex
 	writes  map[string]int64
 	creates map[string]int
@@ -27,7 +25,15 @@ func CountWrites(c client.Client) *WriteCounter {
 }
 
 // Writes is the number of writes so far.
-func (w *WriteCounter) Writes() int64 { return w.n.Load() }
+func (w *WriteCounter) Writes() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var n int64
+	for _, in := range w.writes {
+		n += in
+	}
+	return n
+}
 
 // WritesIn is the number of writes so far of objects in namespace.
 func (w *WriteCounter) WritesIn(namespace string) int64 {
@@ -45,7 +51,6 @@ func (w *WriteCounter) Creates(namespace string) int {
 
 // count counts a write of obj, a create when create is true.
 func (w *WriteCounter) count(obj client.Object, create bool) {
-	w.n.Add(1)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.writes[obj.GetNamespace()]++
