@@ -166,6 +166,28 @@ func writeStaticSecrets(t *testing.T, ns string, secrets map[string]map[string][
 	}
 }
 
+// writeStaticSecretsPaused writes secrets into c's namespace as a user replacing a running
+// cluster's static Secrets should: with c paused, once the operator has observed the pause, so
+// that it takes all three at once. A pass between two writes would take the ones written so far
+// as a step of their own (checked like any other, so safe, but one more restart); a pass begun
+// before the operator saw the pause still acts, hence the wait. Unpausing asks for the next pass.
+func writeStaticSecretsPaused(t *testing.T, c *v1beta2.EtcdCluster, secrets map[string]map[string][]byte) {
+	t.Helper()
+	g := NewWithT(t)
+	setPaused := func(paused bool) {
+		patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"paused":%t}}`, paused))
+		g.Expect(env.Client.Patch(context.Background(), c, patch)).To(Succeed())
+	}
+	setPaused(true)
+	g.Eventually(func(g Gomega) {
+		get(g, c)
+		g.Expect(c.Status.ObservedGeneration).To(Equal(c.Generation))
+		g.Expect(conditions.Get(c, conditions.ProgressingCondition).Reason).To(Equal(v1beta2.ReasonPaused))
+	}, timeout, tick).Should(Succeed(), "the operator observes spec.paused")
+	writeStaticSecrets(t, c.Namespace, secrets)
+	setPaused(false)
+}
+
 func staticCluster(name, ns string) *v1beta2.EtcdCluster {
 	return &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: v1beta2.EtcdClusterSpec{TLS: &v1beta2.TLSPolicy{Static: &v1beta2.StaticTLS{
@@ -209,15 +231,13 @@ func TestEtcdClusterWithStaticTLSStartsNoMemberUntilItsSecretsAreGood(t *testing
 			}
 		}
 	}
-	writeStaticSecrets(t, ns, unsigned)
-	poke(g, c, "unsigned")
+	writeStaticSecretsPaused(t, c, unsigned)
 	expectDegraded(t, c, v1beta2.ReasonTLSInvalid, "the peer certificate is not trusted by the peer CA")
 	get(g, sts)
 	g.Expect(mountedTLSSecret(&sts.Spec.Template.Spec)).To(Equal(running))
 
 	// A certificate renewed by the same CA goes to the template: members restart onto it one at a time.
-	staticSecrets(t, ns, ca, "*.static."+ns+".svc")
-	poke(g, c, "renewed")
+	writeStaticSecretsPaused(t, c, staticSecretsData(t, ca, "*.static."+ns+".svc"))
 	renewed := expectTemplateMoves(t, sts, running)
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: running}, &corev1.Secret{})).To(Succeed(),
 		"the certificates member 0 runs with stay while its pod mounts them")
@@ -230,8 +250,7 @@ func TestEtcdClusterWithStaticTLSStartsNoMemberUntilItsSecretsAreGood(t *testing
 	restartMember(t, sts, 0)
 
 	// Secrets of another CA: members move to it in three steps, each trusted by the one before.
-	staticSecrets(t, ns, other, "*.static."+ns+".svc")
-	poke(g, c, "new CA")
+	writeStaticSecretsPaused(t, c, staticSecretsData(t, other, "*.static."+ns+".svc"))
 	last := expectCARotation(t, c, sts, renewed, ca, other)
 	g.Eventually(func(g Gomega) {
 		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: renewed}, &corev1.Secret{})).NotTo(Succeed())
