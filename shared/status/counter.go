@@ -1,18 +1,29 @@
 package status
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // The labels of the object every series is about.
 const namespaceLabel, nameLabel = "namespace", "name"
 
 // Counter counts what happens to each object (labels namespace and name), by one label of a
-// few values when it has one. Start gives an object's series at 0 for every value, so that the
-// first event of each shows as an increase (rate and increase see nothing of a series born at
-// 1); Forget drops them when the object is gone. Register it as the CounterVec it embeds.
+// few values when it has one, and is the Prometheus collector of its series (register it).
+// Start gives an object's series at 0 for every value, so that the first event of each shows
+// as an increase (rate and increase see nothing of a series born at 1); Forget drops them when
+// the object is gone. It keeps a number per series, and builds the series at each scrape.
 type Counter struct {
-	*prometheus.CounterVec
+	desc   *prometheus.Desc
 	values []string
+	mu     sync.Mutex
+	counts map[objectKey][]float64
 }
+
+type objectKey struct{ namespace, name string }
 
 // NewCounter is a Counter with labels namespace, name and, unless label is empty, label with
 // the given values.
@@ -20,27 +31,87 @@ func NewCounter(opts prometheus.CounterOpts, label string, values ...string) *Co
 	labels := []string{namespaceLabel, nameLabel}
 	if label != "" {
 		labels = append(labels, label)
+	} else {
+		values = nil
 	}
-	return &Counter{CounterVec: prometheus.NewCounterVec(opts, labels), values: values}
+	name := prometheus.BuildFQName(opts.Namespace, opts.Subsystem, opts.Name)
+	return &Counter{desc: prometheus.NewDesc(name, opts.Help, labels, opts.ConstLabels), values: values,
+		counts: map[objectKey][]float64{}}
 }
 
 // Start makes the object's series, at 0 where they did not exist.
 func (c *Counter) Start(namespace, name string) {
-	if len(c.values) == 0 {
-		c.WithLabelValues(namespace, name)
-		return
-	}
-	for _, v := range c.values {
-		c.WithLabelValues(namespace, name, v)
-	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.countsOf(objectKey{namespace, name})
 }
 
-// Of is the object's series, for value when the counter has a label.
-func (c *Counter) Of(namespace, name string, value ...string) prometheus.Counter {
-	return c.WithLabelValues(append([]string{namespace, name}, value...)...)
+// Add adds n to the object's series, of value when the counter has a label (one of those it
+// was made with).
+func (c *Counter) Add(namespace, name string, n float64, value ...string) {
+	i := c.index(value)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.countsOf(objectKey{namespace, name})[i] += n
+}
+
+// Value is the count of the object's series, of value when the counter has a label.
+func (c *Counter) Value(namespace, name string, value ...string) float64 {
+	i := c.index(value)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if counts, ok := c.counts[objectKey{namespace, name}]; ok {
+		return counts[i]
+	}
+	return 0
 }
 
 // Forget drops every series of the object.
 func (c *Counter) Forget(namespace, name string) {
-	c.DeletePartialMatch(prometheus.Labels{namespaceLabel: namespace, nameLabel: name})
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.counts, objectKey{namespace, name})
+}
+
+func (c *Counter) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *Counter) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	metrics := make([]prometheus.Metric, 0, len(c.counts)*max(1, len(c.values)))
+	for key, counts := range c.counts {
+		if len(c.values) == 0 {
+			metrics = append(metrics, constMetric(c.desc, prometheus.CounterValue, counts[0], key.namespace, key.name))
+		}
+		for i, v := range c.values {
+			metrics = append(metrics, constMetric(c.desc, prometheus.CounterValue, counts[i], key.namespace, key.name, v))
+		}
+	}
+	c.mu.Unlock()
+	for _, m := range metrics {
+		ch <- m
+	}
+}
+
+// countsOf is the object's counts, made at 0 the first time. The caller holds mu.
+func (c *Counter) countsOf(key objectKey) []float64 {
+	counts, ok := c.counts[key]
+	if !ok {
+		counts = make([]float64, max(1, len(c.values)))
+		c.counts[key] = counts
+	}
+	return counts
+}
+
+// index is the place of value's count: 0 without a label. A value the counter was not made
+// with is a programming error, as a wrong label count is to a CounterVec.
+func (c *Counter) index(value []string) int {
+	if len(c.values) == 0 && len(value) == 0 {
+		return 0
+	}
+	if len(value) == 1 {
+		if i := slices.Index(c.values, value[0]); i >= 0 {
+			return i
+		}
+	}
+	panic(fmt.Sprintf("%s: no series for label value %q (values %q)", c.desc, value, c.values))
 }

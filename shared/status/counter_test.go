@@ -1,6 +1,7 @@
 package status
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,12 +15,12 @@ func TestCounterStartsEveryValueAtZeroCountsAndForgetsOneObject(t *testing.T) {
 	if n := testutil.CollectAndCount(c); n != 4 {
 		t.Fatalf("%d series after two objects started, want 4 (two values each)", n)
 	}
-	c.Of("ns", "one", "b").Add(2)
+	c.Add("ns", "one", 2, "b")
 	c.Start("ns", "one") // a later pass keeps the count
-	if v := testutil.ToFloat64(c.Of("ns", "one", "b")); v != 2 {
+	if v := c.Value("ns", "one", "b"); v != 2 {
 		t.Errorf("one/b = %v, want 2", v)
 	}
-	if v := testutil.ToFloat64(c.Of("ns", "one", "a")); v != 0 {
+	if v := c.Value("ns", "one", "a"); v != 0 {
 		t.Errorf("one/a = %v, want 0", v)
 	}
 	c.Forget("ns", "one")
@@ -31,12 +32,38 @@ func TestCounterStartsEveryValueAtZeroCountsAndForgetsOneObject(t *testing.T) {
 func TestCounterWithoutALabel(t *testing.T) {
 	c := NewCounter(prometheus.CounterOpts{Name: "test_events_total", Help: "Events."}, "")
 	c.Start("ns", "one")
-	c.Of("ns", "one").Inc()
-	if v := testutil.ToFloat64(c.Of("ns", "one")); v != 1 {
+	c.Add("ns", "one", 1)
+	if v := c.Value("ns", "one"); v != 1 {
 		t.Errorf("one = %v, want 1", v)
 	}
 	c.Forget("ns", "one")
 	if n := testutil.CollectAndCount(c); n != 0 {
 		t.Errorf("%d series after the object went", n)
 	}
+}
+
+func TestCounterServesItsSeriesAsARegisteredCollector(t *testing.T) {
+	c := NewCounter(prometheus.CounterOpts{Name: "test_replaced_total", Help: "Replaced."}, "reason", "a", "b")
+	registry := prometheus.NewPedanticRegistry()
+	registry.MustRegister(c)
+	c.Start("ns", "one")
+	c.Add("ns", "one", 3, "a")
+	want := `# HELP test_replaced_total Replaced.
+# TYPE test_replaced_total counter
+test_replaced_total{name="one",namespace="ns",reason="a"} 3
+test_replaced_total{name="one",namespace="ns",reason="b"} 0
+`
+	if err := testutil.GatherAndCompare(registry, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestCounterRefusesAValueItWasNotMadeWith(t *testing.T) {
+	c := NewCounter(prometheus.CounterOpts{Name: "test_refused_total", Help: "Refused."}, "reason", "a")
+	defer func() {
+		if recover() == nil {
+			t.Error("an unknown label value was counted")
+		}
+	}()
+	c.Add("ns", "one", 1, "z")
 }

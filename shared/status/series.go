@@ -7,41 +7,43 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// Gauge is a gauge whose series a Series holds: its name, help and labels.
+type Gauge struct{ desc *prometheus.Desc }
+
+// NewGauge is the gauge opts names, with labels.
+func NewGauge(opts prometheus.GaugeOpts, labels []string) *Gauge {
+	name := prometheus.BuildFQName(opts.Namespace, opts.Subsystem, opts.Name)
+	return &Gauge{desc: prometheus.NewDesc(name, opts.Help, labels, opts.ConstLabels)}
+}
+
 // Sample is one gauge series an object's status gives: the gauge, its label values, its value.
 type Sample struct {
-	Gauge  *prometheus.GaugeVec
+	Gauge  *Gauge
 	Labels []string
 	Value  float64
 }
 
-func (s Sample) sameSeries(o Sample) bool {
-	return s.Gauge == o.Gauge && slices.Equal(s.Labels, o.Labels)
-}
-
-// Series exports what each object's status says as gauges, and remembers which series it set
-// for each object (key K), so that a series the object no longer gives (a member removed, a
-// condition gone) is dropped without a moment in which a scrape sees none of the others, and
-// Forget drops them all when the object is gone.
+// Series exports what each object's status says as gauges, and is the Prometheus collector of
+// those gauges (register it). It keeps each object's samples (key K) and nothing else: a
+// series the object no longer gives (a member removed, a condition gone) is gone with the
+// next Set, without a moment in which a scrape sees none of the others, and Forget drops them
+// all when the object is gone. At 1000 objects a GaugeVec child per series held about 1 KB of
+// label pairs and hashes each (BenchmarkSeriesHeap): the samples are built at each scrape.
 type Series[K comparable] struct {
+	gauges   []*Gauge
 	mu       sync.Mutex
 	byObject map[K][]Sample
 }
 
-// Set sets the object's samples and drops the series it gave before and does not now.
+// NewSeries holds the series of gauges; a Sample of another gauge fails the scrape.
+func NewSeries[K comparable](gauges ...*Gauge) *Series[K] {
+	return &Series[K]{gauges: gauges, byObject: map[K][]Sample{}}
+}
+
+// Set makes samples the object's series, in place of those it gave before.
 func (s *Series[K]) Set(key K, samples []Sample) {
-	for _, x := range samples {
-		x.Gauge.WithLabelValues(x.Labels...).Set(x.Value)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, old := range s.byObject[key] {
-		if !slices.ContainsFunc(samples, old.sameSeries) {
-			old.Gauge.DeleteLabelValues(old.Labels...)
-		}
-	}
-	if s.byObject == nil {
-		s.byObject = map[K][]Sample{}
-	}
 	s.byObject[key] = samples
 }
 
@@ -49,8 +51,51 @@ func (s *Series[K]) Set(key K, samples []Sample) {
 func (s *Series[K]) Forget(key K) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, old := range s.byObject[key] {
-		old.Gauge.DeleteLabelValues(old.Labels...)
-	}
 	delete(s.byObject, key)
+}
+
+// Value is the value of gauge's series with labels, and whether an object gives it.
+func (s *Series[K]) Value(gauge *Gauge, labels ...string) (float64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, samples := range s.byObject {
+		for _, x := range samples {
+			if x.Gauge == gauge && slices.Equal(x.Labels, labels) {
+				return x.Value, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func (s *Series[K]) Describe(ch chan<- *prometheus.Desc) {
+	for _, g := range s.gauges {
+		ch <- g.desc
+	}
+}
+
+// Collect sends every object's series; they are built under the lock and sent after it, so a
+// slow scrape holds up no Set.
+func (s *Series[K]) Collect(ch chan<- prometheus.Metric) {
+	s.mu.Lock()
+	metrics := make([]prometheus.Metric, 0, len(s.byObject)*len(s.gauges))
+	for _, samples := range s.byObject {
+		for _, x := range samples {
+			metrics = append(metrics, constMetric(x.Gauge.desc, prometheus.GaugeValue, x.Value, x.Labels...))
+		}
+	}
+	s.mu.Unlock()
+	for _, m := range metrics {
+		ch <- m
+	}
+}
+
+// constMetric is a series at the time of the scrape; a label set that does not fit desc is
+// sent as the error the registry reports (a programming error, found by any test that scrapes).
+func constMetric(desc *prometheus.Desc, kind prometheus.ValueType, value float64, labels ...string) prometheus.Metric {
+	m, err := prometheus.NewConstMetric(desc, kind, value, labels...)
+	if err != nil {
+		return prometheus.NewInvalidMetric(desc, err)
+	}
+	return m
 }

@@ -21,15 +21,15 @@ var backupLabels = []string{"namespace", "name", "cluster"}
 // /metrics: enough to alert on a backup that is late (time() - last success > 2 * interval)
 // or failing.
 var (
-	backupLastSuccess = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	backupLastSuccess = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_backup_last_success_timestamp_seconds",
 		Help: "When the last successful backup of an EtcdBackup was stored (its start and duration), in seconds since the epoch.",
 	}, backupLabels)
-	backupLastSize = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	backupLastSize = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_backup_last_size_bytes",
 		Help: "Size of the last successful backup of an EtcdBackup, as stored, in bytes.",
 	}, backupLabels)
-	backupInterval = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	backupInterval = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_backup_schedule_interval_seconds",
 		Help: "Longest time between two backups of a periodic EtcdBackup: its interval, or the longest gap between consecutive firings of its schedule.",
 	}, backupLabels)
@@ -40,7 +40,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(backupLastSuccess, backupLastSize, backupInterval, backupFailures)
+	ctrlmetrics.Registry.MustRegister(exported, backupFailures)
 }
 
 // labelValues are the values of backupLabels for b.
@@ -51,7 +51,7 @@ func labelValues(b *v1beta2.EtcdBackup) []string {
 // backupSamples are the series of b's spec and status. It is pure.
 func backupSamples(b *v1beta2.EtcdBackup) []status.Sample {
 	var out []status.Sample
-	of := func(g *prometheus.GaugeVec, value float64) status.Sample {
+	of := func(g *status.Gauge, value float64) status.Sample {
 		return status.Sample{Gauge: g, Labels: labelValues(b), Value: value}
 	}
 	if last := b.Status.LastBackup; last != nil {
@@ -66,7 +66,7 @@ func backupSamples(b *v1beta2.EtcdBackup) []status.Sample {
 
 // exported are each EtcdBackup's gauges: a backup made one-shot loses its interval, and an
 // EtcdBackup deleted loses all of them.
-var exported status.Series[types.NamespacedName]
+var exported = status.NewSeries[types.NamespacedName](backupLastSuccess, backupLastSize, backupInterval)
 
 // failureCounters remembers the labels of each EtcdBackup's failure counter, to drop it
 // with the EtcdBackup, or when the cluster it names changes.

@@ -23,43 +23,43 @@ func clusterLabels(extra ...string) []string { return append([]string{"namespace
 // bounded: the cluster, a member name (at most the cluster's size), a certificate name (four),
 // an alarm (two) and versions.
 var (
-	clusterMembers = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	clusterMembers = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_cluster_members",
 		Help: "Members of an EtcdCluster by state: desired (spec.size), voting, learner, ready.",
 	}, clusterLabels("state"))
-	clusterQuorum = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	clusterQuorum = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_cluster_quorum_available",
 		Help: "1 when more than half of an EtcdCluster's voting members are ready, else 0.",
 	}, clusterLabels())
-	clusterLeader = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	clusterLeader = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_cluster_has_leader",
 		Help: "1 when the operator's last look found a leader, else 0.",
 	}, clusterLabels())
-	clusterVersion = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	clusterVersion = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_cluster_version_info",
 		Help: "Always 1: the version every member runs (current) and the one an upgrade moves to (target, empty when none).",
 	}, clusterLabels("current_version", "target_version"))
-	memberDBSize = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	memberDBSize = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_member_db_size_bytes",
 		Help: "Size of a member's database file, in bytes.",
 	}, clusterLabels("member"))
-	memberDBSizeInUse = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	memberDBSizeInUse = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_member_db_size_in_use_bytes",
 		Help: "Part of a member's database holding data, in bytes; the rest is free pages a defragmentation gives back.",
 	}, clusterLabels("member"))
-	memberLastDefragmentation = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	memberLastDefragmentation = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_member_last_defragmentation_timestamp_seconds",
 		Help: "When the operator last defragmented a member, in seconds since the epoch.",
 	}, clusterLabels("member"))
-	certificateExpiry = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	certificateExpiry = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_cluster_certificate_expiry_timestamp_seconds",
 		Help: "When a certificate of an EtcdCluster's TLS expires (peer, server, operator, client), in seconds since the epoch.",
 	}, clusterLabels("certificate"))
-	backendQuota = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	backendQuota = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_cluster_backend_quota_bytes",
 		Help: "The backend quota members run with: --quota-backend-bytes of spec.pod.etcdArgs, else etcd's default 2 GiB; absent without a quota.",
 	}, clusterLabels())
-	clusterAlarms = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	clusterAlarms = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_etcd_cluster_alarms",
 		Help: "Members raising each etcd alarm (nospace: a backend quota is full; corrupt), as the last pass that reached a member read them.",
 	}, clusterLabels("alarm"))
@@ -70,8 +70,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(clusterMembers, clusterQuorum, clusterLeader, clusterVersion,
-		memberDBSize, memberDBSizeInUse, memberLastDefragmentation, certificateExpiry, backendQuota, clusterAlarms, leaderChanges)
+	ctrlmetrics.Registry.MustRegister(exported, exportedAlarms, leaderChanges)
 }
 
 // clusterSamples are the series of c's status. It is pure.
@@ -91,7 +90,7 @@ func clusterSamples(c *v1beta2.EtcdCluster) []status.Sample {
 		}
 	}
 	// of is the sample of gauge g for this cluster, with the labels after namespace and name.
-	of := func(g *prometheus.GaugeVec, value float64, labels ...string) status.Sample {
+	of := func(g *status.Gauge, value float64, labels ...string) status.Sample {
 		return status.Sample{Gauge: g, Labels: append([]string{c.Namespace, c.Name}, labels...), Value: value}
 	}
 	out := []status.Sample{
@@ -217,8 +216,9 @@ func bit(b bool) float64 {
 // off loses its series, and a cluster deleted loses all of them; exportedAlarms are the
 // alarms of each cluster, and leaders its last leader.
 var (
-	exported       status.Series[types.NamespacedName]
-	exportedAlarms status.Series[types.NamespacedName]
+	exported = status.NewSeries[types.NamespacedName](clusterMembers, clusterQuorum, clusterLeader, clusterVersion,
+		memberDBSize, memberDBSizeInUse, memberLastDefragmentation, certificateExpiry, backendQuota)
+	exportedAlarms = status.NewSeries[types.NamespacedName](clusterAlarms)
 	leaders        leaderWatch
 )
 
@@ -229,7 +229,7 @@ func recordClusterMetrics(c *v1beta2.EtcdCluster, leaderBefore string) {
 	exported.Set(key, clusterSamples(c))
 	leaderChanges.Start(c.Namespace, c.Name)
 	if leaders.changed(key, leaderBefore, c.Status.LeaderID) {
-		leaderChanges.Of(c.Namespace, c.Name).Inc()
+		leaderChanges.Add(c.Namespace, c.Name, 1)
 	}
 }
 

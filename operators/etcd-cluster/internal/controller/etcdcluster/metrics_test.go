@@ -8,7 +8,6 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -92,7 +91,7 @@ func TestClusterSamplesSayWhatTheStatusSays(t *testing.T) {
 func TestRecordedClusterMetricsFollowTheStatus(t *testing.T) {
 	c := metricsCluster(v1beta2.MemberStatus{Name: "m-0", DBSize: 10}, v1beta2.MemberStatus{Name: "m-1", DBSize: 20})
 	recordClusterMetrics(c, "")
-	if got := testutil.ToFloat64(memberDBSize.WithLabelValues("ns", "metrics", "m-1")); got != 20 {
+	if got, _ := exported.Value(memberDBSize, "ns", "metrics", "m-1"); got != 20 {
 		t.Fatalf("m-1's db size: %v, want 20", got)
 	}
 	c.Status.Members = c.Status.Members[:1]
@@ -173,7 +172,7 @@ func TestAlarmSamplesCountTheMembersRaisingEachAlarm(t *testing.T) {
 func TestLeaderChangesAreCountedFromOneMemberToAnother(t *testing.T) {
 	c := metricsCluster()
 	c.Name = "leaders"
-	changes := func() float64 { return testutil.ToFloat64(leaderChanges.WithLabelValues("ns", "leaders")) }
+	changes := func() float64 { return leaderChanges.Value("ns", "leaders") }
 	for i, pass := range []struct {
 		before, now string
 		want        float64
@@ -201,7 +200,7 @@ func TestLeaderChangesAreCountedFromOneMemberToAnother(t *testing.T) {
 	c.Name = "metrics"
 	c.Status.LeaderID = "b2"
 	recordClusterMetrics(c, "a1")
-	if got := testutil.ToFloat64(leaderChanges.WithLabelValues("ns", "metrics")); got != 1 {
+	if got := leaderChanges.Value("ns", "metrics"); got != 1 {
 		t.Errorf("a new manager finding b2 where the status said a1: %g changes, want 1", got)
 	}
 	forgetClusterMetrics(types.NamespacedName{Namespace: "ns", Name: "metrics"})

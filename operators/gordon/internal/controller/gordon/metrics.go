@@ -16,19 +16,19 @@ var gordonLabels = []string{"namespace", "name"}
 // What the operator knows of each Gordon's pods, as Prometheus metrics on the manager's
 // /metrics. Labels are bounded: the Gordon, and for the counter one of replacedReasons.
 var (
-	desiredPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	desiredPods = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_gordon_desired_pods",
 		Help: "Pods a Gordon asks for (spec.gordon.replicas).",
 	}, gordonLabels)
-	managedPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	managedPods = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_gordon_managed_pods",
 		Help: "Pods a Gordon operates (created, not terminating).",
 	}, gordonLabels)
-	readyPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	readyPods = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_gordon_ready_pods",
 		Help: "Pods of a Gordon that are Ready.",
 	}, gordonLabels)
-	updatedPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	updatedPods = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_gordon_updated_pods",
 		Help: "Pods of a Gordon that run its current pod template (status.updatedReplicas): a rollout's progress.",
 	}, gordonLabels)
@@ -53,12 +53,12 @@ const (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(desiredPods, managedPods, readyPods, updatedPods, podsReplaced)
+	ctrlmetrics.Registry.MustRegister(exported, podsReplaced)
 }
 
 // gordonSamples are the gauge series of g's spec and status. It is pure.
 func gordonSamples(g *v1.Gordon) []status.Sample {
-	of := func(gauge *prometheus.GaugeVec, value int32) status.Sample {
+	of := func(gauge *status.Gauge, value int32) status.Sample {
 		return status.Sample{Gauge: gauge, Labels: []string{g.Namespace, g.Name}, Value: float64(value)}
 	}
 	return []status.Sample{
@@ -87,7 +87,7 @@ func planReason(p *corev1.Pod, hash string) string {
 }
 
 // exported are each Gordon's gauge series.
-var exported status.Series[types.NamespacedName]
+var exported = status.NewSeries[types.NamespacedName](desiredPods, managedPods, readyPods, updatedPods)
 
 // recordGordonMetrics exports g's spec and status, and starts its counter at 0 for every
 // reason, so that the first deletion of each shows as an increase.
@@ -98,7 +98,7 @@ func recordGordonMetrics(g *v1.Gordon) {
 
 // countReplaced counts a pod of g the operator deleted, for reason.
 func countReplaced(g *v1.Gordon, reason string) {
-	podsReplaced.Of(g.Namespace, g.Name, reason).Inc()
+	podsReplaced.Add(g.Namespace, g.Name, 1, reason)
 }
 
 // forgetGordonMetrics drops every series of a Gordon that is gone, its counters included.

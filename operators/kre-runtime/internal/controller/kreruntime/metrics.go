@@ -21,15 +21,15 @@ func runtimeLabels(extra ...string) []string { return append([]string{"namespace
 // three servers, two node states, and the names of its Started RuntimeVersions (objects, not
 // free text).
 var (
-	dependencyReady = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	dependencyReady = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_kre_runtime_dependency_ready",
 		Help: "1 when every replica of a Runtime's server is ready, else 0: mongodb (spec.mongo), nats (spec.nats_streaming), objectstore (spec.minio).",
 	}, runtimeLabels("dependency"))
-	versionInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	versionInfo = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_kre_runtime_version_info",
 		Help: "Always 1, for each RuntimeVersion (version: its name) that names the Runtime and is Started.",
 	}, runtimeLabels("version"))
-	runtimeNodes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	runtimeNodes = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_kre_runtime_nodes",
 		Help: "Nodes (workflow steps) of a Runtime's Started RuntimeVersions: desired (asking for replicas), ready (every replica ready).",
 	}, runtimeLabels("state"))
@@ -43,13 +43,13 @@ const (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(dependencyReady, versionInfo, runtimeNodes)
+	ctrlmetrics.Registry.MustRegister(exported)
 }
 
 // runtimeSamples are the series of rt's status and of the RuntimeVersions among versions
 // that run on it. It is pure.
 func runtimeSamples(rt *v1alpha1.Runtime, versions []v1alpha1.RuntimeVersion) []status.Sample {
-	of := func(g *prometheus.GaugeVec, value float64, labels ...string) status.Sample {
+	of := func(g *status.Gauge, value float64, labels ...string) status.Sample {
 		return status.Sample{Gauge: g, Labels: append([]string{rt.Namespace, rt.Name}, labels...), Value: value}
 	}
 	out := []status.Sample{
@@ -93,7 +93,7 @@ func bit(b bool) float64 {
 
 // exported are each Runtime's series: a version stopped or deleted loses its series, and a
 // Runtime deleted loses all of them.
-var exported status.Series[types.NamespacedName]
+var exported = status.NewSeries[types.NamespacedName](dependencyReady, versionInfo, runtimeNodes)
 
 // recordRuntimeMetrics exports rt's status and the versions of versions that run on it.
 func recordRuntimeMetrics(rt *v1alpha1.Runtime, versions []v1alpha1.RuntimeVersion) {

@@ -20,11 +20,11 @@ func minimartLabels(extra ...string) []string { return append([]string{"namespac
 // /metrics. Labels are bounded: the Minimart, one of Helm's nine statuses, one of the
 // operator's three Helm actions.
 var (
-	releaseRevision = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	releaseRevision = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_minimart_release_revision",
 		Help: "The revision of a Minimart's Helm release that is deployed (status.deployedRelease.revision).",
 	}, minimartLabels())
-	releaseStatus = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	releaseStatus = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_minimart_release_status",
 		Help: "Always 1, on the Helm status of the newest revision of a Minimart's release (helm list's STATUS); unknown when the operator read none.",
 	}, minimartLabels("status"))
@@ -52,14 +52,14 @@ var helmStatuses = []release.Status{
 }
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(releaseRevision, releaseStatus, driftCorrections, releaseFailures)
+	ctrlmetrics.Registry.MustRegister(exported, driftCorrections, releaseFailures)
 }
 
 // releaseSamples are the gauge series of m's release: the revision its status says is
 // deployed, and the status of last, the release's newest revision as the pass left it (nil
 // when it read none). It is pure.
 func releaseSamples(m *v1alpha1.Minimart, last *release.Release) []status.Sample {
-	of := func(g *prometheus.GaugeVec, value float64, labels ...string) status.Sample {
+	of := func(g *status.Gauge, value float64, labels ...string) status.Sample {
 		return status.Sample{Gauge: g, Labels: append([]string{m.Namespace, m.Name}, labels...), Value: value}
 	}
 	out := []status.Sample{of(releaseStatus, 1, string(helmStatus(last)))}
@@ -80,7 +80,7 @@ func helmStatus(rel *release.Release) release.Status {
 
 // exported are each Minimart's gauge series: one status at a time, and no revision before
 // one is deployed.
-var exported status.Series[types.NamespacedName]
+var exported = status.NewSeries[types.NamespacedName](releaseRevision, releaseStatus)
 
 // recordReleaseMetrics exports m's release, and starts its counters at 0 (every action), so
 // that the first drift correction or failure shows as an increase.
@@ -92,12 +92,12 @@ func recordReleaseMetrics(m *v1alpha1.Minimart, last *release.Release) {
 
 // countDriftCorrections counts n objects of m's release put back.
 func countDriftCorrections(m *v1alpha1.Minimart, n int) {
-	driftCorrections.Of(m.Namespace, m.Name).Add(float64(n))
+	driftCorrections.Add(m.Namespace, m.Name, float64(n))
 }
 
 // countReleaseFailure counts a Helm action on m's release that failed.
 func countReleaseFailure(m *v1alpha1.Minimart, action string) {
-	releaseFailures.Of(m.Namespace, m.Name, action).Inc()
+	releaseFailures.Add(m.Namespace, m.Name, 1, action)
 }
 
 // forgetReleaseMetrics drops every series of a Minimart that is gone, its counters included.

@@ -16,31 +16,31 @@ var metricLabels = []string{"namespace", "name"}
 // has no number of consumers to compare with: the consumer DaemonSet runs one per node that
 // has the module loaded.
 var (
-	consumerPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	consumerPods = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_ptemplate_consumers",
 		Help: "Consumer pods of a Ptemplate (not terminating).",
 	}, metricLabels)
-	readyConsumerPods = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	readyConsumerPods = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_ptemplate_ready_consumers",
 		Help: "Consumer pods of a Ptemplate that are Ready.",
 	}, metricLabels)
-	moduleReady = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	moduleReady = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_ptemplate_module_ready",
 		Help: "1 when KMM reports a Ptemplate's kernel module loaded on at least one node (its readiness label, status.nodes), else 0.",
 	}, metricLabels)
-	moduleNodes = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+	moduleNodes = status.NewGauge(prometheus.GaugeOpts{
 		Name: "quintet_ptemplate_module_nodes",
 		Help: "Nodes where KMM reports a Ptemplate's kernel module loaded (status.nodes).",
 	}, metricLabels)
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(consumerPods, readyConsumerPods, moduleReady, moduleNodes)
+	ctrlmetrics.Registry.MustRegister(exported)
 }
 
 // ptemplateSamples are the series of pt's status. It is pure.
 func ptemplateSamples(pt *v1alpha.Ptemplate) []status.Sample {
-	of := func(g *prometheus.GaugeVec, value int) status.Sample {
+	of := func(g *status.Gauge, value int) status.Sample {
 		return status.Sample{Gauge: g, Labels: []string{pt.Namespace, pt.Name}, Value: float64(value)}
 	}
 	loaded := 0
@@ -56,7 +56,7 @@ func ptemplateSamples(pt *v1alpha.Ptemplate) []status.Sample {
 }
 
 // exported are each Ptemplate's series.
-var exported status.Series[types.NamespacedName]
+var exported = status.NewSeries[types.NamespacedName](consumerPods, readyConsumerPods, moduleReady, moduleNodes)
 
 // recordPtemplateMetrics exports pt's status.
 func recordPtemplateMetrics(pt *v1alpha.Ptemplate) {
