@@ -122,14 +122,11 @@ func TestBenchScaleBroken(t *testing.T) {
 		t.Fatalf("BENCH_SCALE_BROKEN is %d: it takes %d copies to have one broken", n, brokenEvery)
 	}
 	var pairs []brokenPair
-	for _, op := range scaleOperators(t, cfg) {
+	for _, op := range scaleOperators(ctx, t, cfg, c) {
 		t.Run(op, func(t *testing.T) {
 			breakage, ok := brokenCopies[op]
 			if !ok {
 				t.Fatalf("brokenCopies does not say how to break a copy of %s", op)
-			}
-			if op == "ptemplate-device" {
-				serveKMMModules(ctx, t, cfg, c)
 			}
 			// A, B, B, A: whatever drifts over the runs (the API server's and the garbage
 			// collector's work left by the runs before) weighs on A and B alike.

@@ -87,7 +87,7 @@ func TestBenchScale(t *testing.T) {
 	steady, err := time.ParseDuration(envOr("BENCH_SCALE_STEADY", "2m"))
 	must(t, err)
 
-	operators := scaleOperators(t, cfg)
+	operators := scaleOperators(ctx, t, cfg, c)
 	runs := make([]scaleRun, 0, len(sizes)*len(operators))
 	for _, op := range operators {
 		for _, size := range sizes {
@@ -126,8 +126,8 @@ func scaleCluster(t *testing.T) (*rest.Config, client.Client) {
 }
 
 // scaleOperators are the operators BENCH_SCALE_OPERATORS names (all five by default), their
-// CRDs installed.
-func scaleOperators(t *testing.T, cfg *rest.Config) []string {
+// CRDs installed, and KMM's Module kind served for ptemplate-device until the test ends.
+func scaleOperators(ctx context.Context, t *testing.T, cfg *rest.Config, c client.Client) []string {
 	operators := benchList(t, "BENCH_SCALE_OPERATORS", "etcd-cluster,gordon,kre-runtime,minimart,ptemplate-device")
 	for _, op := range operators {
 		if _, ok := metricsBenchSamples[op]; !ok {
@@ -137,6 +137,9 @@ func scaleOperators(t *testing.T, cfg *rest.Config) []string {
 			Paths: []string{filepath.Join("..", "operators", op, "config", "crd", "bases")}, ErrorIfPathMissing: true,
 		})
 		must(t, err)
+		if op == "ptemplate-device" { // without KMM's Module kind, a Ptemplate makes nothing
+			serveKMMModules(ctx, t, cfg, c)
+		}
 	}
 	return operators
 }

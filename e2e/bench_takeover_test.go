@@ -59,12 +59,9 @@ func TestBenchScaleTakeover(t *testing.T) {
 	must(t, err)
 	n, err := strconv.Atoi(envOr("BENCH_SCALE_TAKEOVER", "1000"))
 	must(t, err)
-	operators := scaleOperators(t, cfg)
+	operators := scaleOperators(ctx, t, cfg, c)
 	runs := make([]takeoverRun, 0, 2*len(operators))
 	for _, op := range operators {
-		if op == "ptemplate-device" { // without KMM's Module kind, a Ptemplate makes nothing
-			serveKMMModules(ctx, t, cfg, c)
-		}
 		one := runTakeover(ctx, t, c, clientset, op, n, 1)
 		two := runTakeover(ctx, t, c, clientset, op, n, 2)
 		extra := map[string]float64{}

@@ -123,8 +123,8 @@ func TestEtcdClusterDefragmentsAMemberWithFreePagesThenOnSchedule(t *testing.T) 
 
 	g.Eventually(func(g Gomega) {
 		get(g, c)
-		g.Expect(c.Status.Defragmentation).NotTo(BeNil())
-		g.Expect(c.Status.Defragmentation.Last).NotTo(BeNil())
+		g.Expect(c.Status.Defragmentation).NotTo(BeNil(), "%+v\n%+v", c.Status.Conditions, c.Status.Members)
+		g.Expect(c.Status.Defragmentation.Last).NotTo(BeNil(), "%+v\n%+v", c.Status.Conditions, c.Status.Members)
 		// The member's time and the record agree (a pass may write one before the other shows).
 		g.Expect(c.Status.Members[0].LastDefragmentTime).To(HaveValue(Equal(c.Status.Defragmentation.Last.Time)))
 	}, timeout, tick).Should(Succeed())
