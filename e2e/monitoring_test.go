@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,6 +157,14 @@ var _ = Describe("Monitoring: a real Prometheus scrapes every operator and runs 
 		for _, op := range operators() {
 			expectScrapedUp(ctx, op+"-operator", op+"-system-monitoring")
 		}
+		By("reading each manager's Go memory limit: nine tenths of its container's 256Mi")
+		Eventually(func(g Gomega) {
+			limits := queryValues(ctx, g, fmt.Sprintf(`go_gc_gomemlimit_bytes{job=~"(%s)-operator"}`, strings.Join(operators(), "|")))
+			g.Expect(limits).To(HaveLen(len(operators())))
+			for series, value := range limits {
+				g.Expect(strconv.ParseFloat(value, 64)).To(BeNumerically("==", 241591910), series)
+			}
+		}).WithContext(ctx).Should(Succeed())
 
 		manager := managerOnRealNode(ctx, "gordon-system-monitoring")
 		By("scraping gordon's manager at " + manager.Status.PodIP + " without a token")

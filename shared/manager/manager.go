@@ -105,6 +105,7 @@ func WatchNamespaces(value string) []string {
 // with Options, against the cluster of the kubeconfig or the pod's service account.
 func New(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ctrl.Options)) (ctrl.Manager, error) {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.Zap)))
+	limitMemory(ctrl.Log.WithName("setup"))
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
