@@ -85,8 +85,13 @@ func TestBenchScaleTakeover(t *testing.T) {
 // it kills the leader once half of them settled.
 func runTakeover(ctx context.Context, t *testing.T, c client.Client, clientset *kubernetes.Clientset, op string, n, replicas int) takeoverRun {
 	run := takeoverRun{operator: op, objects: n, replicas: replicas}
+	// The lease has a namespace of its own, deleted after the managers stop (cleanups run last
+	// first): deleted with the copies' namespaces, it took the leader's lease away before an
+	// operator's finalizers were done (minimart's 1000 Helm uninstalls), and the copies'
+	// namespaces stayed Terminating with no manager left to remove them.
+	leaseNS := scaleNamespace(ctx, t, c, op)
+	t.Cleanup(func() { deleteNamespaces(t, c, time.Minute, leaseNS) })
 	namespaces := scaleNamespaces(ctx, t, c, op, n)
-	leaseNS := namespaces[0]
 	managers := make(map[string]*takeoverManager, replicas)
 	for _, address := range takeoverMetrics[:replicas] {
 		managers[address] = &takeoverManager{address: address, cmd: startBenchManagerAt(t, op, address,
