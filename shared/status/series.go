@@ -27,8 +27,9 @@ type Sample struct {
 // those gauges (register it). It keeps each object's samples (key K) and nothing else: a
 // series the object no longer gives (a member removed, a condition gone) is gone with the
 // next Set, without a moment in which a scrape sees none of the others, and Forget drops them
-// all when the object is gone. At 1000 objects a GaugeVec child per series held about 1 KB of
-// label pairs and hashes each (BenchmarkSeriesHeap): the samples are built at each scrape.
+// all when the object is gone. A GaugeVec child per series held its label pairs, hash and
+// metric object: four gauges of 1000 objects took 1850 bytes per object, samples kept for the
+// scrape to build 320 (BenchmarkSeriesHeap, one run).
 type Series[K comparable] struct {
 	gauges   []*Gauge
 	mu       sync.Mutex
