@@ -747,7 +747,7 @@ func expectRollingRotation(ctx context.Context, cluster *unstructured.Unstructur
 	taken := []string{running}
 	for done := false; !done; time.Sleep(200 * time.Millisecond) {
 		Expect(ctx.Err()).NotTo(HaveOccurred())
-		Expect(watch.observe(ctx)).To(BeNumerically("<=", 1), "more than one member down at once during the rotation")
+		Expect(watch.observe(ctx)).To(BeNumerically("<=", 1), "more than one member down at once during the rotation: %s", watch.describe())
 		current := getEtcdStatus(ctx, Default, cluster.DeepCopy()).TLS.Secret
 		if current != taken[len(taken)-1] {
 			By(fmt.Sprintf("step %d: members restart onto %s", len(taken), current))

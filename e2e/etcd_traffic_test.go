@@ -215,10 +215,23 @@ type restartWatch struct {
 // podRun is one incarnation of a pod: its container restarts when first and last seen.
 type podRun struct{ first, last int32 }
 
-// newRestartWatch reads the member pods before anything restarts.
+// newRestartWatch reads the member pods before anything restarts, once every one of them is
+// Ready: a cluster's status says Ready when its members answer etcd, which can be a probe
+// period before the kubelet marks their pods Ready (just after they all restarted, say), and a
+// pod not Ready yet would count as down through no doing of what the watch follows.
 func newRestartWatch(ctx context.Context, cluster *unstructured.Unstructured, size int) *restartWatch {
 	w := &restartWatch{cluster: cluster, size: size, wasReady: map[string]types.UID{}, runs: map[string]map[types.UID]*podRun{}, before: map[types.UID]bool{}}
-	w.observe(ctx)
+	Eventually(func(g Gomega) {
+		w.observe(ctx)
+		ready := 0
+		for _, p := range w.last.Items {
+			if podReady(&p) && p.DeletionTimestamp == nil {
+				ready++
+			}
+		}
+		g.Expect(ready).To(Equal(size), "member pods Ready before anything restarts: %s", w.describe())
+	}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+	w.maxDown, w.maxUnready = 0, 0
 	for _, p := range w.last.Items {
 		w.before[p.UID] = true
 	}
@@ -274,6 +287,19 @@ func (w *restartWatch) observe(ctx context.Context) int {
 	}
 	w.maxDown, w.maxUnready, w.last = max(w.maxDown, down), max(w.maxUnready, down+unready), pods
 	return down
+}
+
+// describe says, for the failure message, how each member pod was last seen.
+func (w *restartWatch) describe() string {
+	states := make([]string, 0, len(w.last.Items))
+	for _, p := range w.last.Items {
+		state := fmt.Sprintf("%s (%s, Ready %t, %d restarts", p.Name, p.Status.Phase, podReady(&p), containerRestarts(&p))
+		if p.DeletionTimestamp != nil {
+			state += ", being deleted"
+		}
+		states = append(states, state+")")
+	}
+	return fmt.Sprintf("%d pods: %s", len(states), strings.Join(states, "; "))
 }
 
 // report adds the most members down, and unready, at once to the spec's report.

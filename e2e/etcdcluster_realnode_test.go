@@ -633,7 +633,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, SpecPrio
 		for done := false; !done; time.Sleep(200 * time.Millisecond) {
 			Expect(ctx.Err()).NotTo(HaveOccurred())
 			down := watch.observe(ctx)
-			Expect(down).To(BeNumerically("<=", 1), "more than one member down at once during the upgrade")
+			Expect(down).To(BeNumerically("<=", 1), "more than one member down at once during the upgrade: %s", watch.describe())
 			upgraded := 0
 			for _, p := range watch.last.Items {
 				if strings.HasSuffix(p.Spec.Containers[0].Image, ":v"+current) {
