@@ -162,7 +162,7 @@ var _ = Describe("Monitoring: a real Prometheus scrapes every operator and runs 
 			limits := queryValues(ctx, g, fmt.Sprintf(`go_gc_gomemlimit_bytes{job=~"(%s)-operator"}`, strings.Join(operators(), "|")))
 			g.Expect(limits).To(HaveLen(len(operators())))
 			for series, value := range limits {
-				g.Expect(strconv.ParseFloat(value, 64)).To(BeNumerically("==", 241591910), series)
+				g.Expect(strconv.ParseFloat(value, 64)).To(BeNumerically("==", (256<<20)*9/10), series)
 			}
 		}).WithContext(ctx).Should(Succeed())
 
