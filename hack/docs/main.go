@@ -7,7 +7,8 @@
 //	docs check [root]
 //	docs api [root]
 //	docs openapi [root]
-//	docs plot TITLE FIGURES.tsv OUT.svg    a benchmark's figures as bars, a panel per metric
+//	docs plot TITLE FIGURES.tsv OUT.svg    a benchmark's figures, a panel per metric: bars, or
+//	                                       lines against X when each run is named "NAME, X"
 package main
 
 import (
@@ -67,7 +68,11 @@ func plotFile(title, in, out string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	return os.WriteFile(out, Plot(title, figures), 0o644) //nolint:gosec // a document, world-readable
+	svg := Plot(title, figures)
+	if all, ok := seriesOf(figures); ok {
+		svg = PlotLines(title, figures, all)
+	}
+	return os.WriteFile(out, svg, 0o644) //nolint:gosec // a document, world-readable
 }
 
 // skipped are the folders whose Markdown is not the project's own docs.
