@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -32,13 +34,13 @@ const (
 )
 
 // brokenCopy is how an operator's copies are broken: the spec's field set to value, which the
-// API server accepts and the operator cannot converge, or the objects inTheWay makes in the
-// broken copies' namespaces before the copies exist; and the reason their status then gives,
-// on Degraded (True) and Ready (False) alike.
+// API server accepts and the operator cannot converge, or the objects inTheWay makes for the
+// broken copies (their namespaces and names) before the copies exist; and the reason their
+// status then gives, on Degraded (True) and Ready (False) alike.
 type brokenCopy struct {
 	field    []string
 	value    any
-	inTheWay func(namespaces []string) []client.Object
+	inTheWay func(copies []types.NamespacedName) []client.Object
 	reason   string
 }
 
@@ -60,9 +62,13 @@ var brokenCopies = map[string]brokenCopy{
 	// namespace: refused with ObjectNotOwned, looked at again every minute. A secretRef to a
 	// missing Secret would go unnoticed: the operator never reads a user's Secret, and kwok
 	// runs the pods without it.
-	"kre-runtime": {reason: "ObjectNotOwned", inTheWay: func(namespaces []string) []client.Object {
-		services := make([]client.Object, 0, len(namespaces))
-		for _, ns := range namespaces {
+	"kre-runtime": {reason: "ObjectNotOwned", inTheWay: func(copies []types.NamespacedName) []client.Object {
+		namespaces := make([]string, 0, len(copies))
+		for _, c := range copies {
+			namespaces = append(namespaces, c.Namespace)
+		}
+		services := make([]client.Object, 0, len(copies))
+		for _, ns := range slices.Compact(namespaces) {
 			services = append(services, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "kre-nats", Namespace: ns},
 				Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 1}}}})
 		}
@@ -73,16 +79,26 @@ var brokenCopies = map[string]brokenCopy{
 	// ReleaseFailed, and is tried again after a back-off from 10 s doubling to 5 minutes.
 	"minimart": {field: []string{"spec", "service"}, reason: "ReleaseFailed",
 		value: map[string]any{"type": "NodePort", "nodePort": int64(brokenNodePort)},
-		inTheWay: func(namespaces []string) []client.Object {
-			return []client.Object{&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "bench-node-port-holder", Namespace: namespaces[0]},
+		inTheWay: func(copies []types.NamespacedName) []client.Object {
+			return []client.Object{&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "bench-node-port-holder", Namespace: copies[0].Namespace},
 				Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80, NodePort: brokenNodePort}}}}}
 		}},
-	// A selector value that is no label value (it has a space): the CRD takes any string, the
-	// API server refuses the consumer DaemonSet's nodeSelector (Invalid), a terminal
-	// ObjectRejected. Only with KMM's Module kind served (serveKMMModules): without it every
-	// Ptemplate waits with KMMNotInstalled before its spec is read.
-	"ptemplate-device": {field: []string{"spec", "selector"}, reason: "ObjectRejected",
-		value: map[string]any{"node-role.kubernetes.io/worker": "worker node"}},
+	// A DaemonSet of someone else's named as the Ptemplate's consumer DaemonSet, its pods on no
+	// node: ObjectNotOwned. (A selector that is no node label, the first version of this fault,
+	// is refused at admission now.) Only with KMM's Module kind served (serveKMMModules):
+	// without it every Ptemplate waits with KMMNotInstalled before its spec is read.
+	"ptemplate-device": {reason: "ObjectNotOwned", inTheWay: func(copies []types.NamespacedName) []client.Object {
+		daemonSets := make([]client.Object, 0, len(copies))
+		match := map[string]string{"bench.quintet.dev/in-the-way": "true"}
+		for _, c := range copies {
+			daemonSets = append(daemonSets, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: c.Name + "-consumer", Namespace: c.Namespace},
+				Spec: appsv1.DaemonSetSpec{Selector: &metav1.LabelSelector{MatchLabels: match}, Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: match},
+					Spec:       corev1.PodSpec{NodeSelector: match, Containers: []corev1.Container{{Name: "consumer", Image: "in-the-way:1"}}},
+				}}})
+		}
+		return daemonSets
+	}},
 }
 
 // brokenRun is one manager's run: healthy copies and broken ones (none in run A).
@@ -210,11 +226,11 @@ func brokenSample(ctx context.Context, t *testing.T, c client.Client, op string,
 		must(t, unstructured.SetNestedField(sample.Object, breakage.value, breakage.field...))
 	}
 	if breakage.inTheWay != nil {
-		var brokenNamespaces []string
+		var copies []types.NamespacedName
 		for i := brokenEvery - 1; i < n; i += brokenEvery {
-			brokenNamespaces = append(brokenNamespaces, copyNamespace(namespaces, n, i))
+			copies = append(copies, types.NamespacedName{Namespace: copyNamespace(namespaces, n, i), Name: copyName(sample, i)})
 		}
-		for _, obj := range breakage.inTheWay(slices.Compact(brokenNamespaces)) {
+		for _, obj := range breakage.inTheWay(copies) {
 			must(t, c.Create(ctx, obj))
 		}
 	}

@@ -271,6 +271,11 @@ func createCopies(ctx context.Context, t *testing.T, c client.Client, sample *un
 	createCopiesOf(ctx, t, c, namespaces, n, func(int) *unstructured.Unstructured { return sample })
 }
 
+// copyName is the name of copy i of sample.
+func copyName(sample *unstructured.Unstructured, i int) string {
+	return fmt.Sprintf("%s-%04d", sample.GetName(), i)
+}
+
 // createCopiesOf is createCopies with copy i made from sampleOf(i), named after it.
 func createCopiesOf(ctx context.Context, t *testing.T, c client.Client, namespaces []string, n int, sampleOf func(i int) *unstructured.Unstructured) {
 	var wg sync.WaitGroup
@@ -285,7 +290,7 @@ func createCopiesOf(ctx context.Context, t *testing.T, c client.Client, namespac
 			for i := range next {
 				u := sampleOf(i).DeepCopy()
 				u.SetNamespace(copyNamespace(namespaces, n, i))
-				u.SetName(fmt.Sprintf("%s-%04d", u.GetName(), i))
+				u.SetName(copyName(u, i))
 				if err := c.Create(ctx, u); err != nil {
 					errs <- err
 				}

@@ -54,9 +54,11 @@ type PtemplateSpec struct {
 
 	// selector: the nodes where KMM loads the module and consumers may run.
 	// +kubebuilder:validation:XValidation:rule="size(self) > 0",message="selector must name at least one node label: the module is loaded only on matching nodes"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",message="selector keys must be label keys: a name of at most 63 letters, digits, '-', '_' and '.', alphanumeric at both ends, after an optional DNS prefix and '/'"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, self[k].matches('^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$'))",message="selector values must be label values: at most 63 letters, digits, '-', '_' and '.', alphanumeric at both ends"
 	// +kubebuilder:validation:MaxProperties=16
 	// +required
-	Selector map[string]string `json:"selector"`
+	Selector map[string]LabelValue `json:"selector"`
 
 	// devicePluginImage is the image of the device plugin KMM runs beside the module, with a
 	// tag or digest.
@@ -79,6 +81,13 @@ type PtemplateSpec struct {
 	// +optional
 	ResourceName string `json:"resourceName,omitempty"`
 }
+
+// The bound of 63 is the API server's own for a label value; it also keeps the selector's
+// CEL rule within its cost budget, which an unbounded string exceeds.
+
+// LabelValue is the value of a node label: at most 63 characters.
+// +kubebuilder:validation:MaxLength=63
+type LabelValue string
 
 // KernelModule is the kernel module KMM loads: one kernel mapping (a regular expression of
 // kernel versions and the image holding the module built for them).

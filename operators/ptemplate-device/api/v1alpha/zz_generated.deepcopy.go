@@ -110,7 +110,7 @@ func (in *PtemplateSpec) DeepCopyInto(out *PtemplateSpec) {
 	}
 	if in.Selector != nil {
 		in, out := &in.Selector, &out.Selector
-		*out = make(map[string]string, len(*in))
+		*out = make(map[string]LabelValue, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val
 		}

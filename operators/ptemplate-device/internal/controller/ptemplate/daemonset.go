@@ -1,8 +1,6 @@
 package ptemplate
 
 import (
-	"maps"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -38,8 +36,10 @@ func consumerName(pt *v1alpha.Ptemplate) string { return pt.Name + "-consumer" }
 // no privileged container, no hostPath to /dev.
 func consumers(pt *v1alpha.Ptemplate) *appsv1.DaemonSet {
 	l := objectLabels(pt)
-	nodeSelector := maps.Clone(pt.Spec.Selector)
-	nodeSelector[ModuleReadyLabel(pt.Namespace, pt.Name)] = ""
+	nodeSelector := map[string]string{ModuleReadyLabel(pt.Namespace, pt.Name): ""}
+	for k, v := range pt.Spec.Selector {
+		nodeSelector[k] = string(v)
+	}
 	devices := corev1.ResourceList{corev1.ResourceName(pt.Spec.ResourceName): *resource.NewQuantity(int64(pt.Spec.RequiredDevices), resource.DecimalSI)}
 	var pullSecrets []corev1.LocalObjectReference
 	if pt.Spec.ImageRepoSecret != nil {

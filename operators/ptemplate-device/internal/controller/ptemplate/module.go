@@ -41,7 +41,7 @@ func module(pt *v1alpha.Ptemplate) *unstructured.Unstructured {
 	spec := pt.Spec
 	selector := make(map[string]any, len(spec.Selector))
 	for k, v := range spec.Selector {
-		selector[k] = v
+		selector[k] = string(v)
 	}
 	moduleSpec := map[string]any{
 		"selector": selector,

@@ -148,7 +148,7 @@ func TestTheModuleShapeFitsKMMsModuleCRD(t *testing.T) {
 	installKMM(t)
 	ns := newNamespace(t)
 	pt := &v1alpha.Ptemplate{ObjectMeta: metav1.ObjectMeta{Name: "shape", Namespace: ns}}
-	pt.Spec = v1alpha.PtemplateSpec{MaxDev: 3, DefaultMsg: "hi", RequiredDevices: 1, Selector: map[string]string{"a": "b"},
+	pt.Spec = v1alpha.PtemplateSpec{MaxDev: 3, DefaultMsg: "hi", RequiredDevices: 1, Selector: map[string]v1alpha.LabelValue{"a": "b"},
 		ImageRepoSecret: &corev1.LocalObjectReference{Name: "pull"}, DevicePluginImage: v1alpha.DefaultDevicePluginImage, ResourceName: v1alpha.DefaultResourceName,
 		KernelModule: v1alpha.KernelModule{Name: "m", Image: "r/m:${KERNEL_FULL_VERSION}", KernelRegexp: "^6\\..*$"}}
 	desired := module(pt)
@@ -327,6 +327,19 @@ func TestAdmissionRefusesBadInput(t *testing.T) {
 		{"an empty selector", func(s map[string]any) { s["selector"] = map[string]any{} },
 			"spec.selector: Invalid value: selector must name at least one node label"},
 		{"no selector", func(s map[string]any) { delete(s, "selector") }, "spec.selector: Required value"},
+		{"a selector value with a space", func(s map[string]any) {
+			s["selector"] = map[string]any{"node-role.kubernetes.io/worker": "worker node"}
+		},
+			"spec.selector: Invalid value: selector values must be label values"},
+		{"a selector value of 64 characters", func(s map[string]any) { s["selector"] = map[string]any{"a": strings.Repeat("v", 64)} },
+			"spec.selector.a: Too long: may not be more than 63 bytes"},
+		{"a selector key with a space", func(s map[string]any) { s["selector"] = map[string]any{"worker node": "true"} },
+			"spec.selector: Invalid value: selector keys must be label keys"},
+		{"a selector key with an empty prefix", func(s map[string]any) { s["selector"] = map[string]any{"/worker": "true"} },
+			"spec.selector: Invalid value: selector keys must be label keys"},
+		{"a selector of a prefixed key and an empty value", func(s map[string]any) {
+			s["selector"] = map[string]any{"node-role.kubernetes.io/worker": "", "feature.node.kubernetes.io/pci-0300_1d0f.present": "true"}
+		}, ""},
 		{"no consumer image", func(s map[string]any) { delete(s, "consumerimage") }, "spec.consumerimage: Required value"},
 		{"a message with a space", func(s map[string]any) { s["defaultmsg"] = "hello world" },
 			`spec.defaultmsg: Invalid value: "hello world": defaultmsg is a kernel module parameter`},
@@ -359,6 +372,6 @@ func TestAdmissionRefusesBadInput(t *testing.T) {
 		})
 	}
 	long := &v1alpha.Ptemplate{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("n", 41), Namespace: ns}}
-	long.Spec = v1alpha.PtemplateSpec{ConsumerImage: "c:1", Selector: map[string]string{"a": "b"}}
+	long.Spec = v1alpha.PtemplateSpec{ConsumerImage: "c:1", Selector: map[string]v1alpha.LabelValue{"a": "b"}}
 	NewWithT(t).Expect(env.Client.Create(ctx, long)).To(MatchError(ContainSubstring("metadata.name is at most 40 characters")))
 }
