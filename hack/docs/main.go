@@ -68,9 +68,11 @@ func plotFile(title, in, out string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in, err)
 	}
-	svg := Plot(title, figures)
+	var svg []byte
 	if all, ok := seriesOf(figures); ok {
 		svg = PlotLines(title, figures, all)
+	} else {
+		svg = Plot(title, figures)
 	}
 	return os.WriteFile(out, svg, 0o644) //nolint:gosec // a document, world-readable
 }

@@ -58,26 +58,22 @@ const (
 	titleHeight = 34
 )
 
-// barColours tell the runs apart, the same in every panel.
-var barColours = []string{"#2f6fb0", "#e08a2c", "#3d9a5b", "#b54a4a", "#7b5ea7", "#6b6b6b"}
+// colours tell runs (bars) or series (lines) apart, the same in every panel.
+var colours = []string{"#2f6fb0", "#e08a2c", "#3d9a5b", "#b54a4a", "#7b5ea7", "#6b6b6b"}
+
+// colour is run or series i's colour.
+func colour(i int) string { return colours[i%len(colours)] }
 
 // Plot draws f as an SVG: under title, one panel per metric, a horizontal bar per run, each
 // labelled with its value. Bars start at zero: ratios read off the lengths.
 func Plot(title string, f *Figures) []byte {
 	var b bytes.Buffer
 	panel := panelHeader + len(f.Runs)*(barHeight+rowGap) + panelGap
-	height := titleHeight + len(f.Metrics)*panel
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="13">`+"\n",
-		plotWidth, height, plotWidth, height)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
+	startSVG(&b, title, titleHeight+len(f.Metrics)*panel)
 	for m, metric := range f.Metrics {
 		top := titleHeight + m*panel
 		fmt.Fprintf(&b, `<text x="10" y="%d" font-weight="bold">%s</text>`+"\n", top+18, html.EscapeString(metric))
-		most := 0.0
-		for _, v := range f.Values {
-			most = max(most, v[m])
-		}
+		most := f.most(m)
 		for r, run := range f.Runs {
 			y := top + panelHeader + r*(barHeight+rowGap)
 			length := 0.0
@@ -85,12 +81,29 @@ func Plot(title string, f *Figures) []byte {
 				length = f.Values[r][m] / most * barArea
 			}
 			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end">%s</text>`+"\n", labelWidth-8, y+barHeight-4, html.EscapeString(run))
-			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", labelWidth, y, length, barHeight, barColours[r%len(barColours)])
+			fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`+"\n", labelWidth, y, length, barHeight, colour(r))
 			fmt.Fprintf(&b, `<text x="%.1f" y="%d">%s</text>`+"\n", float64(labelWidth)+length+6, y+barHeight-4, formatValue(f.Values[r][m]))
 		}
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
+}
+
+// startSVG opens an SVG of the plots' width and height on white, with title on top.
+func startSVG(b *bytes.Buffer, title string, height int) {
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="13">`+"\n",
+		plotWidth, height, plotWidth, height)
+	fmt.Fprintf(b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
+}
+
+// most is the largest value of metric m over the runs, at least 0.
+func (f *Figures) most(m int) float64 {
+	most := 0.0
+	for _, v := range f.Values {
+		most = max(most, v[m])
+	}
+	return most
 }
 
 // formatValue writes v with as many decimals as it needs to read, and no more.

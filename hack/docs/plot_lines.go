@@ -53,11 +53,7 @@ const (
 // ending in its name and last value. Both axes start at zero, X ticks at every X measured.
 func PlotLines(title string, f *Figures, all []series) []byte {
 	var b bytes.Buffer
-	height := titleHeight + len(f.Metrics)*linePanel
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="13">`+"\n",
-		plotWidth, height, plotWidth, height)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="10" y="22" font-size="15" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
+	startSVG(&b, title, titleHeight+len(f.Metrics)*linePanel)
 	var xs []float64
 	for _, s := range all {
 		xs = append(xs, s.x...)
@@ -69,10 +65,7 @@ func PlotLines(title string, f *Figures, all []series) []byte {
 		top := titleHeight + m*linePanel
 		bottom := float64(top + panelHeader + chartHeight)
 		fmt.Fprintf(&b, `<text x="10" y="%d" font-weight="bold">%s</text>`+"\n", top+18, html.EscapeString(metric))
-		most := 0.0
-		for _, v := range f.Values {
-			most = max(most, v[m])
-		}
+		most := f.most(m)
 		px := func(x float64) float64 { return chartLeft + x/mostX*chartWidth }
 		py := func(v float64) float64 {
 			if most == 0 {
@@ -92,20 +85,21 @@ func PlotLines(title string, f *Figures, all []series) []byte {
 		for _, x := range xs {
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", px(x), bottom+16, formatValue(x))
 		}
-		labels := make([]float64, len(all)) // each line's label height, kept apart below
+		labels, last := make([]float64, len(all)), make([]float64, len(all)) // each line's label height, and its last value
 		for i, s := range all {
 			points := make([]string, len(s.runs))
 			for j, r := range s.runs {
-				points[j] = fmt.Sprintf("%.1f,%.1f", px(s.x[j]), py(f.Values[r][m]))
-				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", px(s.x[j]), py(f.Values[r][m]), barColours[i%len(barColours)])
+				x, y := px(s.x[j]), py(f.Values[r][m])
+				points[j] = fmt.Sprintf("%.1f,%.1f", x, y)
+				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x, y, colour(i))
 			}
-			fmt.Fprintf(&b, `<polyline points="%s" stroke="%s" stroke-width="2" fill="none"/>`+"\n", strings.Join(points, " "), barColours[i%len(barColours)])
-			labels[i] = py(f.Values[s.runs[len(s.runs)-1]][m]) + 4
+			fmt.Fprintf(&b, `<polyline points="%s" stroke="%s" stroke-width="2" fill="none"/>`+"\n", strings.Join(points, " "), colour(i))
+			last[i] = f.Values[s.runs[len(s.runs)-1]][m]
+			labels[i] = py(last[i]) + 4
 		}
 		for i, y := range spreadApart(labels, labelGap, bottom+4) {
-			last := f.Values[all[i].runs[len(all[i].runs)-1]][m]
-			fmt.Fprintf(&b, `<text x="%d" y="%.1f" fill="%s">%s %s</text>`+"\n", lineLabelX, y, barColours[i%len(barColours)],
-				html.EscapeString(all[i].name), formatValue(last))
+			fmt.Fprintf(&b, `<text x="%d" y="%.1f" fill="%s">%s %s</text>`+"\n", lineLabelX, y, colour(i),
+				html.EscapeString(all[i].name), formatValue(last[i]))
 		}
 	}
 	b.WriteString("</svg>\n")

@@ -17,14 +17,20 @@ func TestPlotDrawsABarPerRunInAPanelPerMetric(t *testing.T) {
 		t.Fatal(err)
 	}
 	svg := string(Plot("kre <bench>", f))
-	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
-		t.Fatalf("not well-formed XML: %v", err)
-	}
 	if got := strings.Count(svg, "<rect x="); got != 4 {
 		t.Errorf("%d bars, want 2 runs × 2 metrics", got)
 	}
-	for _, want := range []string{"kre &lt;bench&gt;", "req/s", "p50 (ms)", "NATS alone, 1 client", ">1012<", ">6.47<", ">0.97<",
-		`width="420.0"`} { // the largest value of a metric spans the bar area
+	expectWellFormedWith(t, svg, "kre &lt;bench&gt;", "req/s", "p50 (ms)", "NATS alone, 1 client", ">1012<", ">6.47<", ">0.97<",
+		`width="420.0"`) // the largest value of a metric spans the bar area
+}
+
+// expectWellFormedWith fails t unless svg is well-formed XML holding each of wants.
+func expectWellFormedWith(t *testing.T, svg string, wants ...string) {
+	t.Helper()
+	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
+		t.Fatalf("not well-formed XML: %v", err)
+	}
+	for _, want := range wants {
 		if !strings.Contains(svg, want) {
 			t.Errorf("no %q in the plot", want)
 		}
@@ -60,9 +66,6 @@ func TestPlotLinesDrawsALinePerSeriesAgainstItsCount(t *testing.T) {
 		t.Fatalf("series %+v (%t), want gordon with 2 counts and kre-runtime with 3", all, ok)
 	}
 	svg := string(PlotLines("scale", f, all))
-	if err := xml.Unmarshal([]byte(svg), new(struct{})); err != nil {
-		t.Fatalf("not well-formed XML: %v", err)
-	}
 	if got := strings.Count(svg, "<polyline "); got != 4 {
 		t.Errorf("%d lines, want 2 series × 2 metrics", got)
 	}
@@ -70,12 +73,7 @@ func TestPlotLinesDrawsALinePerSeriesAgainstItsCount(t *testing.T) {
 		t.Errorf("%d points, want 5 runs × 2 metrics", got)
 	}
 	// kre-runtime's 1000 is the largest RSS: the chart's right end (70 + 480) at its top (34 + 28).
-	for _, want := range []string{"RSS (MiB)", "settled (s)", ">kre-runtime 249<", ">gordon 58.7<", ">1000<", ">300<",
-		`550.0,62.0`} {
-		if !strings.Contains(svg, want) {
-			t.Errorf("no %q in the plot", want)
-		}
-	}
+	expectWellFormedWith(t, svg, "RSS (MiB)", "settled (s)", ">kre-runtime 249<", ">gordon 58.7<", ">1000<", ">300<", `550.0,62.0`)
 }
 
 func TestSeriesOfWantsEveryRunNamedWithACount(t *testing.T) {
