@@ -63,7 +63,8 @@ type Writer struct {
 
 // Ensure creates desired, controller-owned by owner, or brings the fields the operator
 // manages (see CopyManagedFields) up to date. It writes nothing when they already match
-// (server defaults are not a change), logs one line and records one Event per write, and
+// (server defaults are not a change; an object with a large spec is compared whole only when
+// its AppliedSpecAnnotation no longer matches), logs one line and records one Event per write, and
 // refuses (NotOwnedError) an object of that name owner does not control. The API server's Invalid is terminal
 // (reconcile.TerminalError): the object is built from the spec, so the same spec fails again.
 func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error {
@@ -74,6 +75,13 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 	kind := gvk.Kind
 	if err := controllerutil.SetControllerReference(owner, desired, w.Client.Scheme()); err != nil {
 		return err
+	}
+	hash, err := specHash(desired)
+	if err != nil {
+		return err
+	}
+	if hash != "" {
+		setApplied(desired, hash, 1) // the API server creates an object at generation 1
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues(kind, klog.KObj(desired))
 	existing := desired.DeepCopyObject().(client.Object)
@@ -99,12 +107,34 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 		}
 		return &NotOwnedError{Kind: kind, Name: desired.GetName(), Controller: controlledBy(existing, ownerKind.Kind), Labels: existing.GetLabels()}
 	}
+	if hash != "" {
+		if asApplied(existing, hash) {
+			return nil
+		}
+		// The cache may hold the object without its spec (SpecsOutOfCache): compare it whole.
+		if err := w.apiReader().Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
+			return fmt.Errorf("reading %s %s: %w", kind, desired.GetName(), err)
+		}
+	}
 	changed, err := CopyManagedFields(desired, existing)
-	if err != nil || !changed {
+	if err != nil {
 		return err
 	}
+	if !changed {
+		if hash == "" {
+			return nil
+		}
+		return WriteError("annotating", kind, existing, w.recordApplied(ctx, existing, hash))
+	}
+	if hash != "" {
+		setApplied(existing, hash, existing.GetGeneration()+1) // a change of its spec moves it by one
+	}
 	log.Info("Updating " + kind)
-	return w.recorded(owner, existing, EventUpdated, kind, WriteError("updating", kind, existing, w.Client.Update(ctx, existing)))
+	err = w.recorded(owner, existing, EventUpdated, kind, WriteError("updating", kind, existing, w.Client.Update(ctx, existing)))
+	if err == nil && hash != "" {
+		return WriteError("annotating", kind, existing, w.checkApplied(ctx, existing))
+	}
+	return err
 }
 
 // recorded records the Event of a write of obj, a kind, that succeeded (err is nil), and

@@ -86,7 +86,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;delete
@@ -94,7 +94,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=cert-manager.io,resources=issuers;clusterissuers,verbs=get
 
 // Reconcile brings one etcd cluster towards its spec and reports what it sees.
@@ -335,11 +335,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // etcd_cluster (every object the operator makes, and the claims of its StatefulSets), so
 // its memory follows the etcd clusters, not every Pod, claim or Service in the cluster. Of a
 // member pod's spec it keeps what the operator reads: its node, its scheduling gates (the
-// start gate) and its volumes (the TLS Secret it mounts).
+// start gate) and its volumes (the TLS Secret it mounts); of its StatefulSet, no pod or claim
+// template, and of its cert-manager Certificates no spec (ensure.SpecsOutOfCache).
 func CacheOptions(o *ctrl.Options) {
 	labelled.CacheOnly(labelled.Exists(v1beta2.ClusterLabel), &corev1.Pod{}, &corev1.PersistentVolumeClaim{},
 		&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &corev1.Secret{})(o)
 	pods.TrimSpecInCache(func(s corev1.PodSpec) corev1.PodSpec {
 		return corev1.PodSpec{NodeName: s.NodeName, SchedulingGates: s.SchedulingGates, Volumes: s.Volumes}
 	})(o)
+	ensure.SpecsOutOfCache(o)
 }

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/quintet-operators/quintet/shared/ensure"
 	"github.com/quintet-operators/quintet/shared/labelled"
 	"github.com/quintet-operators/quintet/shared/pods"
 )
@@ -17,7 +18,8 @@ const ManagedByLabel, ManagedBy = "app.kubernetes.io/managed-by", "quintet-kre-r
 // CacheOptions narrows the manager's cache to the objects the operator made: its memory
 // follows what it manages, and it holds no Secret but its own. Of a pod's spec it keeps
 // what the operator reads: each container's name, ports and readiness probe (a
-// RuntimeVersion's pod that stays unready is asked why, on that probe).
+// RuntimeVersion's pod that stays unready is asked why, on that probe); of its StatefulSets and
+// Deployments, no pod template (ensure.SpecsOutOfCache).
 func CacheOptions(o *ctrl.Options) {
 	labelled.CacheOnly(labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}),
 		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, &corev1.Secret{}, &networkingv1.Ingress{}, &corev1.Pod{})(o)
@@ -28,4 +30,5 @@ func CacheOptions(o *ctrl.Options) {
 		}
 		return corev1.PodSpec{Containers: containers}
 	})(o)
+	ensure.SpecsOutOfCache(o)
 }

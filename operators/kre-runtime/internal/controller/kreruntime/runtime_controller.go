@@ -42,7 +42,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimes/finalizers,verbs=update
 // +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimeversions,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;delete

@@ -298,6 +298,18 @@ func TestARuntimeMakesAgainWhatIsDeletedAndWritesNothingInSteadyState(t *testing
 	g.Expect(created).To(BeNumerically(">=", len(sets)), "an Event per object created")
 	g.Expect(updated).To(BeNumerically(">=", 1), "an Event for the StatefulSet updated")
 
+	// The manager's cache holds no pod template; a change by hand of one is still put back.
+	cached := &appsv1.StatefulSet{}
+	g.Expect(writes.Get(ctx, client.ObjectKeyFromObject(sets["kre-nats"]), cached)).To(Succeed())
+	g.Expect(cached.Spec.Template.Spec.Containers).To(BeEmpty())
+	image := sets["kre-nats"].Spec.Template.Spec.Containers[0].Image
+	byHand := sets["kre-nats"].DeepCopy()
+	byHand.Spec.Template.Spec.Containers[0].Image = "example.com/by-hand:1"
+	g.Expect(env.Client.Update(ctx, byHand)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(statefulSetsOf(t, ns)["kre-nats"].Spec.Template.Spec.Containers[0].Image).To(Equal(image))
+	}, timeout, tick).Should(Succeed())
+
 	markReady(g, ns)
 	g.Eventually(func(g Gomega) {
 		g.Expect(conditions.IsTrue(getRuntime(g, ns, "example4"), conditions.ReadyCondition)).To(BeTrue())

@@ -42,7 +42,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimeversions/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimeversions/finalizers,verbs=update
 // +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimes,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -42,8 +42,8 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=ptemplates.pt.example.com,resources=ptemplates,verbs=get;list;watch
 // +kubebuilder:rbac:groups=ptemplates.pt.example.com,resources=ptemplates/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=ptemplates.pt.example.com,resources=ptemplates/finalizers,verbs=update
-// +kubebuilder:rbac:groups=kmm.sigs.x-k8s.io,resources=modules,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=kmm.sigs.x-k8s.io,resources=modules,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
