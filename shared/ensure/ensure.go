@@ -117,24 +117,20 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 		}
 	}
 	changed, err := CopyManagedFields(desired, existing)
-	if err != nil {
+	switch {
+	case err != nil || (!changed && hash == ""):
 		return err
-	}
-	if !changed {
-		if hash == "" {
-			return nil
-		}
+	case !changed:
 		return WriteError("annotating", kind, existing, w.recordApplied(ctx, existing, hash))
-	}
-	if hash != "" {
+	case hash != "":
 		setApplied(existing, hash, existing.GetGeneration()+1) // a change of its spec moves it by one
 	}
 	log.Info("Updating " + kind)
 	err = w.recorded(owner, existing, EventUpdated, kind, WriteError("updating", kind, existing, w.Client.Update(ctx, existing)))
-	if err == nil && hash != "" {
-		return WriteError("annotating", kind, existing, w.checkApplied(ctx, existing))
+	if err != nil || hash == "" {
+		return err
 	}
-	return err
+	return WriteError("annotating", kind, existing, w.checkApplied(ctx, existing))
 }
 
 // recorded records the Event of a write of obj, a kind, that succeeded (err is nil), and

@@ -188,6 +188,13 @@ func TestAPtemplateFollowsItsSpecRestoresDriftAndWritesNothingInSteadyState(t *t
 	g.Expect(logs.Since(mark, ns)).To(BeEmpty())
 	g.Expect(events.Emitted(owner, ensure.EventCreated) + events.Emitted(owner, ensure.EventUpdated)).To(Equal(2))
 
+	// The manager's client reads the Module from its cache (no request to the API server),
+	// which holds it without its spec.
+	cached := newModule()
+	g.Expect(writes.Get(ctx, client.ObjectKeyFromObject(m), cached)).To(Succeed())
+	g.Expect(cached.Object).NotTo(HaveKey("spec"))
+	g.Expect(cached.GetAnnotations()).To(HaveKey(ensure.AppliedSpecAnnotation))
+
 	// Drift on either child is corrected, each correction an Event.
 	g.Expect(unstructured.SetNestedStringSlice(m.Object, []string{"max_dev=1"}, "spec", "moduleLoader", "container", "modprobe", "parameters")).To(Succeed())
 	g.Expect(env.Client.Update(ctx, m)).To(Succeed())
