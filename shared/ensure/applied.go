@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -36,11 +37,11 @@ func SpecsOutOfCache(o *ctrl.Options) {
 	o.Cache.DefaultTransform = func(obj any) (any, error) {
 		switch w := obj.(type) {
 		case *appsv1.StatefulSet:
-			w.Spec.Template, w.Spec.VolumeClaimTemplates = emptyTemplate, nil
+			w.Spec.Template, w.Spec.VolumeClaimTemplates = corev1.PodTemplateSpec{}, nil
 		case *appsv1.Deployment:
-			w.Spec.Template = emptyTemplate
+			w.Spec.Template = corev1.PodTemplateSpec{}
 		case *appsv1.DaemonSet:
-			w.Spec.Template = emptyTemplate
+			w.Spec.Template = corev1.PodTemplateSpec{}
 		case *unstructured.Unstructured:
 			delete(w.Object, "spec")
 		}
@@ -50,8 +51,6 @@ func SpecsOutOfCache(o *ctrl.Options) {
 		return next(obj)
 	}
 }
-
-var emptyTemplate = appsv1.DaemonSet{}.Spec.Template
 
 // specOf is the spec of obj that AppliedSpecAnnotation covers, and whether obj's kind has one.
 func specOf(obj client.Object) (any, bool) {
