@@ -109,6 +109,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, b *v1beta2.EtcdBackup,
 		setBackingUp(b)
 		return ctrl.Result{RequeueAfter: time.Millisecond}, nil // the backup takes the next pass
 	}
+	if current, err := r.current(ctx, b); err != nil || !current {
+		return ctrl.Result{RequeueAfter: time.Second}, err // the cache's next version starts a pass sooner
+	}
 	if done, err := r.backUp(ctx, b, due, now); err != nil || !done {
 		return ctrl.Result{RequeueAfter: jobPoll}, err // a Job under way: its events come sooner
 	}
@@ -124,6 +127,18 @@ func waitForNext(b *v1beta2.EtcdBackup) ctrl.Result {
 	}
 	setWaiting(b, &next)
 	return ctrl.Result{RequeueAfter: max(time.Until(next), time.Millisecond)}
+}
+
+// current says whether b, as read from the cache, is the EtcdBackup the API server holds. A
+// backup is taken outside the cluster and must be taken once: a cache that has not yet seen
+// the status written by the pass that took the last one still says BackingUp, and would take
+// it again.
+func (r *Reconciler) current(ctx context.Context, b *v1beta2.EtcdBackup) (bool, error) {
+	live := &v1beta2.EtcdBackup{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(b), live); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	return live.ResourceVersion == b.ResourceVersion, nil
 }
 
 // clusterStartingPoll is how often a first backup looks whether its cluster is Available.
