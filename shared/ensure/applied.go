@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -116,24 +115,17 @@ func (w Writer) recordApplied(ctx context.Context, existing client.Object, hash 
 	if err := w.Client.Patch(ctx, existing, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return err
 	}
-	return w.checkApplied(ctx, existing)
+	return w.checkApplied(ctx, existing, generation)
 }
 
-// checkApplied removes AppliedSpecAnnotation from obj, just written, if the API server gave it
-// another generation than the annotation names: the next pass then reads obj whole and
+// checkApplied removes AppliedSpecAnnotation from obj, just written with the annotation naming
+// generation, if the API server gave it another: the next pass then reads obj whole and
 // compares. (An update that changes no field of the spec, after the server's defaults,
 // leaves the generation where it was.)
-func (w Writer) checkApplied(ctx context.Context, obj client.Object) error {
-	if appliedGeneration(obj) == obj.GetGeneration() {
+func (w Writer) checkApplied(ctx context.Context, obj client.Object, generation int64) error {
+	if obj.GetGeneration() == generation {
 		return nil
 	}
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, AppliedSpecAnnotation)
 	return w.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(patch)))
-}
-
-// appliedGeneration is the generation AppliedSpecAnnotation of obj names (0 when none).
-func appliedGeneration(obj client.Object) int64 {
-	_, generation, _ := strings.Cut(obj.GetAnnotations()[AppliedSpecAnnotation], "@")
-	n, _ := strconv.ParseInt(generation, 10, 64)
-	return n
 }

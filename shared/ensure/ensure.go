@@ -122,15 +122,17 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 		return err
 	case !changed:
 		return WriteError("annotating", kind, existing, w.recordApplied(ctx, existing, hash))
-	case hash != "":
-		setApplied(existing, hash, existing.GetGeneration()+1) // a change of its spec moves it by one
+	}
+	generation := existing.GetGeneration() + 1 // a change of its spec moves it by one
+	if hash != "" {
+		setApplied(existing, hash, generation)
 	}
 	log.Info("Updating " + kind)
 	err = w.recorded(owner, existing, EventUpdated, kind, WriteError("updating", kind, existing, w.Client.Update(ctx, existing)))
 	if err != nil || hash == "" {
 		return err
 	}
-	return WriteError("annotating", kind, existing, w.checkApplied(ctx, existing))
+	return WriteError("annotating", kind, existing, w.checkApplied(ctx, existing, generation))
 }
 
 // recorded records the Event of a write of obj, a kind, that succeeded (err is nil), and
