@@ -145,13 +145,15 @@ func stopBenchManager(cmd *exec.Cmd) {
 	_ = cmd.Wait()
 }
 
-// withLoopbackDNS runs cmd in a mount namespace of its own whose /etc/resolv.conf names a
+// inBenchSandbox runs cmd in a mount namespace of its own whose /etc/resolv.conf names a
 // resolver on loopback: the local cluster's DNS when its real node runs one, else 127.0.0.1,
 // where nothing answers, so a lookup fails at once. A manager outside the cluster looks up
 // the names of what it manages (an etcd member's <pod>.<cluster>.<namespace>.svc), and the
-// host's resolver is off this machine: no benchmark sends traffic there. The process keeps
-// cmd's pid (neither unshare nor the shell forks), for /proc.
-func withLoopbackDNS(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
+// host's resolver is off this machine: no benchmark sends traffic there. When memoryGroup (a
+// cgroup v1 memory group's directory) is not empty, cmd runs in that group, which the mount
+// namespace shows at /sys/fs/cgroup/memory as a container sees its own: the manager reads its
+// limit there. The process keeps cmd's pid (neither unshare nor the shell forks), for /proc.
+func inBenchSandbox(t *testing.T, cmd *exec.Cmd, memoryGroup string) *exec.Cmd {
 	resolvConf := filepath.Join(os.Getenv("E2E_LOCAL_DIR"), "node", "host-resolv.conf")
 	if _, err := os.Stat(resolvConf); os.Getenv("E2E_LOCAL_DIR") == "" || err != nil {
 		resolvConf = filepath.Join(t.TempDir(), "resolv.conf")
@@ -160,8 +162,13 @@ func withLoopbackDNS(t *testing.T, cmd *exec.Cmd) *exec.Cmd {
 	if os.Geteuid() != 0 {
 		t.Fatal("the benchmarks run their managers with a resolver on loopback, in a mount namespace: run them as root")
 	}
-	wrapped := exec.Command("/usr/bin/unshare", append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c",
-		`mount --bind "$0" /etc/resolv.conf && exec "$@"`, resolvConf, cmd.Path}, cmd.Args[1:]...)...)
+	script, args := `mount --bind "$0" /etc/resolv.conf && exec "$@"`, []string{resolvConf}
+	if memoryGroup != "" {
+		script = `echo $$ > "$1/cgroup.procs" && mount --bind "$1" /sys/fs/cgroup/memory && shift && ` + script
+		args = append(args, memoryGroup)
+	}
+	wrapped := exec.Command("/usr/bin/unshare", append(append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c",
+		script}, append(args, cmd.Path)...), cmd.Args[1:]...)...)
 	wrapped.Env, wrapped.Dir = cmd.Env, cmd.Dir
 	return wrapped
 }
@@ -173,18 +180,29 @@ func startBenchManager(t *testing.T, operator string, args ...string) *exec.Cmd 
 
 // startBenchManagerAt is startBenchManager with the metrics at address.
 func startBenchManagerAt(t *testing.T, operator, address string, args ...string) *exec.Cmd {
+	return runBenchManager(t, buildBenchManager(t, operator), address, "", args...)
+}
+
+// buildBenchManager builds operator's manager and returns the binary's path.
+func buildBenchManager(t *testing.T, operator string) string {
 	bin := filepath.Join(t.TempDir(), operator+"-manager")
 	build := exec.Command("go", "build", "-o", bin, "./cmd")
 	build.Dir = filepath.Join("..", "operators", operator)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building the manager: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// runBenchManager runs the manager binary bin with plain-HTTP metrics at address, in the
+// memory group memoryGroup unless it is empty (inBenchSandbox).
+func runBenchManager(t *testing.T, bin, address, memoryGroup string, args ...string) *exec.Cmd {
 	logPath := filepath.Join(t.TempDir(), "manager.log")
 	logf, err := os.Create(logPath)
 	must(t, err)
-	cmd := withLoopbackDNS(t, exec.Command(bin, append([]string{"--metrics-bind-address=" + address, "--metrics-secure=false",
-		"--health-probe-bind-address=0", "--leader-elect=false"}, args...)...))
-	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd := inBenchSandbox(t, exec.Command(bin, append([]string{"--metrics-bind-address=" + address, "--metrics-secure=false",
+		"--health-probe-bind-address=0", "--leader-elect=false"}, args...)...), memoryGroup)
+	cmd.Stdout, cmd.Stderr = benchLog{logf}, benchLog{logf}
 	must(t, cmd.Start())
 	t.Cleanup(func() { stopBenchManager(cmd) })
 	if !servesMetrics(address) {
@@ -193,6 +211,11 @@ func startBenchManagerAt(t *testing.T, operator, address string, args ...string)
 	}
 	return cmd
 }
+
+// benchLog is a manager's log file, which the manager writes through a pipe and the test copies
+// to the file: a process given the file itself would be charged, in its memory group, for
+// the page cache of what it writes, and a container, whose runtime reads its output, is not.
+type benchLog struct{ *os.File }
 
 // waitForMetrics waits until a manager serves its metrics at address.
 func waitForMetrics(t *testing.T, address string) {

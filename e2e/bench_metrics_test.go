@@ -166,8 +166,11 @@ func scrapeBody(t *testing.T) []byte {
 }
 
 // scrapeOnce reads the manager's /metrics.
+// scrapeClient gives up on a scrape after 30 s: a manager short of memory may answer slowly.
+var scrapeClient = &http.Client{Timeout: 30 * time.Second}
+
 func scrapeOnce() ([]byte, error) {
-	resp, err := http.Get("http://" + benchMetrics + "/metrics")
+	resp, err := scrapeClient.Get("http://" + benchMetrics + "/metrics")
 	if err != nil {
 		return nil, err
 	}

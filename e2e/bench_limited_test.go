@@ -1,0 +1,250 @@
+//go:build bench
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// memoryGroups is cgroup v1's memory hierarchy, where the benchmark makes a group per run: the
+// local cluster's host runs cgroup v1 (its node says so too, see shared/manager's memory.go).
+const memoryGroups = "/sys/fs/cgroup/memory"
+
+// limitedPatience is how long a limited manager has to settle the copies, against the time the
+// same manager took without a limit (2 minutes at least): one short of memory may spend it
+// reclaiming pages rather than reconciling, and never get there.
+const limitedPatience = 5
+
+// limitedRun is one manager's run with copies of its sample in a memory group of its own,
+// limited or not: what the group was charged, and whether the manager lived.
+type limitedRun struct {
+	operator             string
+	limit                int64 // the group's memory limit in bytes; 0: none
+	objects, settled     int
+	toSettled            time.Duration // creating the copies until every one settled, or until the manager died
+	cpu                  time.Duration
+	gcCycles             float64 // garbage collections until settled; -1: unknown
+	settledRSS, settledA int64   // RSS and, of it, anonymous memory when every copy settled
+	groupPeak            int64   // the most the group was charged: the manager's memory and the pages of its binary it read
+	limitHits            int64   // times the group reached its limit (memory.failcnt): each one reclaims pages or kills
+	oomKills             int64
+	died                 bool
+	gaveUp               bool // neither settled nor died within its patience
+}
+
+// TestBenchScaleLimited answers what memory each manager needs with a thousand objects, as a
+// container's limit gives it: for each operator (BENCH_SCALE_OPERATORS), BENCH_SCALE_LIMITED
+// (1000) copies of its sample created at once, first with the manager in a memory group
+// without a limit, then in one limited to each of BENCH_SCALE_MEMORY (64Mi), each on a fresh
+// manager. The group is shown to the manager where a container's is (so it sets its Go memory
+// limit from it, as in a pod), and the binary's pages are dropped from the page cache before
+// each start, so that the group pays for those it reads, as a container pays for its image's.
+// It prints the time to settled and its ratio to the unlimited run's, CPU time, garbage
+// collections, the group's peak charge, how often it hit its limit, and whether the kernel
+// killed the manager. It fails only when the unlimited run does not settle, or when a limited
+// manager does not say it took its Go memory limit from the group.
+func TestBenchScaleLimited(t *testing.T) {
+	ctx := context.Background()
+	cfg, c := scaleCluster(t)
+	n, err := strconv.Atoi(envOr("BENCH_SCALE_LIMITED", "1000"))
+	must(t, err)
+	sizes := benchList(t, "BENCH_SCALE_MEMORY", "64Mi")
+	limits := make([]int64, 0, len(sizes))
+	for _, l := range sizes {
+		q, err := resource.ParseQuantity(l)
+		if err != nil || q.Value() <= 0 {
+			t.Fatalf("BENCH_SCALE_MEMORY: %q is not an amount of memory", l)
+		}
+		limits = append(limits, q.Value())
+	}
+	operators := scaleOperators(ctx, t, cfg, c)
+	runs := make([]limitedRun, 0, len(operators)*(1+len(limits)))
+	for _, op := range operators {
+		bin := buildBenchManager(t, op)
+		unlimited := runLimited(ctx, t, c, op, bin, n, 0, scaleSettleLimit)
+		if unlimited.settled < n {
+			t.Errorf("%s without a memory limit: %d of %d copies settled", op, unlimited.settled, n)
+		}
+		runs = append(runs, unlimited)
+		for _, limit := range limits {
+			patience := max(limitedPatience*unlimited.toSettled, 2*time.Minute)
+			runs = append(runs, runLimited(ctx, t, c, op, bin, n, limit, patience))
+		}
+	}
+	printLimitedTable(runs)
+}
+
+// runLimited runs the manager binary bin of op in a memory group limited to limit (0: none)
+// with n copies of its sample until every copy settled, the manager died, or patience ran out;
+// then deletes the copies and stops the manager.
+func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin string, n int, limit int64, patience time.Duration) limitedRun {
+	group := memoryGroup(t, op, limit)
+	evictFromPageCache(t, bin)
+	manager := runBenchManager(t, bin, benchMetrics, group)
+	if limit > 0 {
+		log, err := os.ReadFile(manager.Stdout.(benchLog).Name())
+		must(t, err)
+		if !strings.Contains(string(log), "Go memory limit set from the container's") {
+			t.Errorf("%s in a group limited to %d bytes did not set its Go memory limit from it; its log:\n%s", op, limit, log)
+		}
+	}
+	run := limitedRun{operator: op, limit: limit, objects: n}
+	namespaces := scaleNamespaces(ctx, t, c, op, n)
+	sample := scaleSample(t, op)
+	gcBefore, cpuBefore := metricSample("go_gc_duration_seconds_count"), cpuTime(t, manager)
+	start := time.Now()
+	createCopies(ctx, t, c, sample, namespaces, n)
+	for ; ; time.Sleep(time.Second) {
+		if run.gaveUp = time.Since(start) > patience; run.gaveUp {
+			break
+		}
+		if run.died = exited(t, manager.Process.Pid); run.died {
+			break
+		}
+		settled, ready := settledCopies(ctx, t, c, sample)
+		if run.settled = settled; scaleReadyOnKwok[op] {
+			run.settled = ready
+		}
+		if run.settled == n {
+			break
+		}
+	}
+	run.toSettled = time.Since(start)
+	run.cpu = cpuTime(t, manager) - cpuBefore
+	if !run.died {
+		run.gcCycles = -1 // unknown: the scrape failed (a manager short of memory may not answer)
+		if gcAfter := metricSample("go_gc_duration_seconds_count"); gcAfter > 0 {
+			run.gcCycles = gcAfter - gcBefore
+		}
+		run.settledRSS = procMemory(t, manager.Process.Pid, "VmRSS:")
+		run.settledA = procMemory(t, manager.Process.Pid, "RssAnon:")
+	}
+	run.groupPeak = groupValue(t, group, "memory.max_usage_in_bytes")
+	run.limitHits = groupValue(t, group, "memory.failcnt")
+	run.oomKills = oomKills(t, group)
+	fmt.Printf("memory-limited, %s, limit %s: %d of %d settled in %s%s; CPU %s, %.0f GCs; group peak %.1f MiB, %d hits of its limit, %d OOM kills; RSS %.1f MiB (anonymous %.1f MiB)\n",
+		op, limitName(limit), run.settled, n, run.toSettled.Round(100*time.Millisecond), run.outcome(),
+		run.cpu.Round(100*time.Millisecond), run.gcCycles, float64(run.groupPeak)/(1<<20), run.limitHits, run.oomKills,
+		float64(run.settledRSS)/(1<<20), float64(run.settledA)/(1<<20))
+	if run.died || run.gaveUp { // a fresh manager with memory enough removes what the copies need removed
+		stopBenchManager(manager)
+		manager = runBenchManager(t, bin, benchMetrics, "")
+	}
+	deleteNamespaces(t, c, scaleSettleLimit, namespaces...)
+	stopBenchManager(manager)
+	return run
+}
+
+// memoryGroup makes a memory group for a run of op limited to limit bytes (0: none), removed
+// when the test ends (after the manager stopped: cleanups run last first), and first removes
+// the empty groups an interrupted run left.
+func memoryGroup(t *testing.T, op string, limit int64) string {
+	leftovers, err := filepath.Glob(filepath.Join(memoryGroups, "quintet-bench-*"))
+	must(t, err)
+	for _, g := range leftovers {
+		_ = os.Remove(g) // fails while the group holds a process: one of this run's
+	}
+	group := filepath.Join(memoryGroups, fmt.Sprintf("quintet-bench-%s-%d", op, time.Now().UnixNano()))
+	must(t, os.Mkdir(group, 0o755))
+	t.Cleanup(func() { _ = os.Remove(group) })
+	value := "-1"
+	if limit > 0 {
+		value = strconv.FormatInt(limit, 10)
+	}
+	must(t, os.WriteFile(filepath.Join(group, "memory.limit_in_bytes"), []byte(value), 0o600))
+	return group
+}
+
+// evictFromPageCache writes the file's pages out and drops them from the page cache, so that
+// the process that reads it next is charged for them, as a container is for its image's files.
+func evictFromPageCache(t *testing.T, path string) {
+	f, err := os.Open(path) //nolint:gosec // the binary the benchmark built
+	must(t, err)
+	defer func() { _ = f.Close() }()
+	must(t, f.Sync())
+	must(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED))
+}
+
+// exited says whether the process pid is gone: a zombie, since nothing waited for it yet.
+func exited(t *testing.T, pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	must(t, err)
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	return fields[0] == "Z" || fields[0] == "X"
+}
+
+// groupValue reads one of the memory group's counters.
+func groupValue(t *testing.T, group, file string) int64 {
+	data, err := os.ReadFile(filepath.Join(group, file)) //nolint:gosec // a cgroup file of the benchmark's group
+	must(t, err)
+	v, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	must(t, err)
+	return v
+}
+
+// oomKills is how many processes of the memory group the kernel killed for want of memory.
+func oomKills(t *testing.T, group string) int64 {
+	data, err := os.ReadFile(filepath.Join(group, "memory.oom_control")) //nolint:gosec // a cgroup file of the benchmark's group
+	must(t, err)
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			kills, err := strconv.ParseInt(v, 10, 64)
+			must(t, err)
+			return kills
+		}
+	}
+	return 0
+}
+
+// outcome says how a run that did not settle ended.
+func (r limitedRun) outcome() string {
+	switch {
+	case r.died:
+		return ", then the manager died"
+	case r.gaveUp:
+		return ", then the benchmark gave up"
+	}
+	return ""
+}
+
+func limitName(limit int64) string {
+	if limit == 0 {
+		return "none"
+	}
+	return resource.NewQuantity(limit, resource.BinarySI).String()
+}
+
+// printLimitedTable prints a row per run, each limited run's time against the same
+// operator's unlimited one.
+func printLimitedTable(runs []limitedRun) {
+	fmt.Printf("\n== bench-scale, memory-limited: each manager in a memory group as a container's (the pages of its binary it reads counted), without a limit and then with one\n")
+	fmt.Printf("%-17s %6s %7s %8s %10s %6s %8s %6s %10s %10s %5s %9s %9s\n", "operator", "limit", "objects", "settled", "to settled", "ratio",
+		"CPU", "GCs", "group peak", "limit hits", "OOM", "RSS then", "anon then")
+	var unlimited time.Duration
+	for _, r := range runs {
+		if r.limit == 0 {
+			unlimited = r.toSettled
+		}
+		outcome := fmt.Sprintf("%d", r.settled)
+		switch {
+		case r.died:
+			outcome += " died"
+		case r.gaveUp:
+			outcome += " stuck"
+		}
+		fmt.Printf("%-17s %6s %7d %8s %10s %6.2f %8s %6.0f %9.1fM %10d %5d %8.1fM %8.1fM\n", r.operator, limitName(r.limit), r.objects, outcome,
+			r.toSettled.Round(100*time.Millisecond), r.toSettled.Seconds()/unlimited.Seconds(), r.cpu.Round(100*time.Millisecond), r.gcCycles,
+			float64(r.groupPeak)/(1<<20), r.limitHits, r.oomKills, float64(r.settledRSS)/(1<<20), float64(r.settledA)/(1<<20))
+	}
+}
