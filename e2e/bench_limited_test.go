@@ -29,18 +29,18 @@ const limitedPatience = 5
 // limitedRun is one manager's run with copies of its sample in a memory group of its own,
 // limited or not: what the group was charged, and whether the manager lived.
 type limitedRun struct {
-	operator             string
-	limit                int64 // the group's memory limit in bytes; 0: none
-	objects, settled     int
-	toSettled            time.Duration // creating the copies until every one settled, or until the manager died
-	cpu                  time.Duration
-	gcCycles             float64 // garbage collections until settled; -1: unknown
-	settledRSS, settledA int64   // RSS and, of it, anonymous memory when every copy settled
-	groupPeak            int64   // the most the group was charged: the manager's memory and the pages of its binary it read
-	limitHits            int64   // times the group reached its limit (memory.failcnt): each one reclaims pages or kills
-	oomKills             int64
-	died                 bool
-	gaveUp               bool // neither settled nor died within its patience
+	operator                string
+	limit                   int64 // the group's memory limit in bytes; 0: none
+	objects, settled        int
+	toSettled               time.Duration // creating the copies until every one settled, or until the manager died
+	cpu                     time.Duration
+	gcCycles                float64 // garbage collections until settled; -1: unknown
+	settledRSS, settledAnon int64   // RSS and, of it, anonymous memory when every copy settled
+	groupPeak               int64   // the most the group was charged: the manager's memory and the pages of its binary it read
+	limitHits               int64   // times the group reached its limit (memory.failcnt): each one reclaims pages or kills
+	oomKills                int64
+	died                    bool
+	gaveUp                  bool // neither settled nor died within its patience
 }
 
 // TestBenchScaleLimited answers what memory each manager needs with a thousand objects, as a
@@ -128,7 +128,7 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 			run.gcCycles = gcAfter - gcBefore
 		}
 		run.settledRSS = procMemory(t, manager.Process.Pid, "VmRSS:")
-		run.settledA = procMemory(t, manager.Process.Pid, "RssAnon:")
+		run.settledAnon = procMemory(t, manager.Process.Pid, "RssAnon:")
 	}
 	run.groupPeak = groupValue(t, group, "memory.max_usage_in_bytes")
 	run.limitHits = groupValue(t, group, "memory.failcnt")
@@ -136,7 +136,7 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 	fmt.Printf("memory-limited, %s, limit %s: %d of %d settled in %s%s; CPU %s, %.0f GCs; group peak %.1f MiB, %d hits of its limit, %d OOM kills; RSS %.1f MiB (anonymous %.1f MiB)\n",
 		op, limitName(limit), run.settled, n, run.toSettled.Round(100*time.Millisecond), run.outcome(),
 		run.cpu.Round(100*time.Millisecond), run.gcCycles, float64(run.groupPeak)/(1<<20), run.limitHits, run.oomKills,
-		float64(run.settledRSS)/(1<<20), float64(run.settledA)/(1<<20))
+		float64(run.settledRSS)/(1<<20), float64(run.settledAnon)/(1<<20))
 	if run.died || run.gaveUp { // a fresh manager with memory enough removes what the copies need removed
 		stopBenchManager(manager)
 		manager = runBenchManager(t, bin, benchMetrics, "")
@@ -245,6 +245,6 @@ func printLimitedTable(runs []limitedRun) {
 		}
 		fmt.Printf("%-17s %6s %7d %8s %10s %6.2f %8s %6.0f %9.1fM %10d %5d %8.1fM %8.1fM\n", r.operator, limitName(r.limit), r.objects, outcome,
 			r.toSettled.Round(100*time.Millisecond), r.toSettled.Seconds()/unlimited.Seconds(), r.cpu.Round(100*time.Millisecond), r.gcCycles,
-			float64(r.groupPeak)/(1<<20), r.limitHits, r.oomKills, float64(r.settledRSS)/(1<<20), float64(r.settledA)/(1<<20))
+			float64(r.groupPeak)/(1<<20), r.limitHits, r.oomKills, float64(r.settledRSS)/(1<<20), float64(r.settledAnon)/(1<<20))
 	}
 }
