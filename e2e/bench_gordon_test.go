@@ -167,8 +167,8 @@ func inBenchSandbox(t *testing.T, cmd *exec.Cmd, memoryGroup string) *exec.Cmd {
 		script = `echo $$ > "$1/cgroup.procs" && mount --bind "$1" /sys/fs/cgroup/memory && shift && ` + script
 		args = append(args, memoryGroup)
 	}
-	wrapped := exec.Command("/usr/bin/unshare", append(append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c",
-		script}, append(args, cmd.Path)...), cmd.Args[1:]...)...)
+	args = append(append(args, cmd.Path), cmd.Args[1:]...)
+	wrapped := exec.Command("/usr/bin/unshare", append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c", script}, args...)...)
 	wrapped.Env, wrapped.Dir = cmd.Env, cmd.Dir
 	return wrapped
 }

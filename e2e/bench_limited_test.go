@@ -68,6 +68,7 @@ func TestBenchScaleLimited(t *testing.T) {
 		}
 		limits = append(limits, q.Value())
 	}
+	removeLeftoverGroups(t)
 	operators := scaleOperators(ctx, t, cfg, c)
 	runs := make([]limitedRun, 0, len(operators)*(1+len(limits)))
 	for _, op := range operators {
@@ -133,8 +134,12 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 	run.groupPeak = groupValue(t, group, "memory.max_usage_in_bytes")
 	run.limitHits = groupValue(t, group, "memory.failcnt")
 	run.oomKills = oomKills(t, group)
+	outcome := run.outcome()
+	if outcome != "" {
+		outcome = ", " + outcome
+	}
 	fmt.Printf("memory-limited, %s, limit %s: %d of %d settled in %s%s; CPU %s, %.0f GCs; group peak %.1f MiB, %d hits of its limit, %d OOM kills; RSS %.1f MiB (anonymous %.1f MiB)\n",
-		op, limitName(limit), run.settled, n, run.toSettled.Round(100*time.Millisecond), run.outcome(),
+		op, limitName(limit), run.settled, n, run.toSettled.Round(100*time.Millisecond), outcome,
 		run.cpu.Round(100*time.Millisecond), run.gcCycles, float64(run.groupPeak)/(1<<20), run.limitHits, run.oomKills,
 		float64(run.settledRSS)/(1<<20), float64(run.settledAnon)/(1<<20))
 	if run.died || run.gaveUp { // a fresh manager with memory enough removes what the copies need removed
@@ -146,15 +151,19 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 	return run
 }
 
-// memoryGroup makes a memory group for a run of op limited to limit bytes (0: none), removed
-// when the test ends (after the manager stopped: cleanups run last first), and first removes
-// the empty groups an interrupted run left.
-func memoryGroup(t *testing.T, op string, limit int64) string {
+// removeLeftoverGroups removes the memory groups an interrupted run left (empty once its
+// managers are gone; a group that still holds a process stays).
+func removeLeftoverGroups(t *testing.T) {
 	leftovers, err := filepath.Glob(filepath.Join(memoryGroups, "quintet-bench-*"))
 	must(t, err)
 	for _, g := range leftovers {
-		_ = os.Remove(g) // fails while the group holds a process: one of this run's
+		_ = os.Remove(g)
 	}
+}
+
+// memoryGroup makes a memory group for a run of op limited to limit bytes (0: none), removed
+// when the test ends (after the manager stopped: cleanups run last first).
+func memoryGroup(t *testing.T, op string, limit int64) string {
 	group := filepath.Join(memoryGroups, fmt.Sprintf("quintet-bench-%s-%d", op, time.Now().UnixNano()))
 	must(t, os.Mkdir(group, 0o755))
 	t.Cleanup(func() { _ = os.Remove(group) })
@@ -178,10 +187,8 @@ func evictFromPageCache(t *testing.T, path string) {
 
 // exited says whether the process pid is gone: a zombie, since nothing waited for it yet.
 func exited(t *testing.T, pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	must(t, err)
-	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
-	return fields[0] == "Z" || fields[0] == "X"
+	state := procStat(t, pid)[0]
+	return state == "Z" || state == "X"
 }
 
 // groupValue reads one of the memory group's counters.
@@ -207,17 +214,18 @@ func oomKills(t *testing.T, group string) int64 {
 	return 0
 }
 
-// outcome says how a run that did not settle ended.
+// outcome says how a run that did not settle ended: "died" or "stuck" ("" when it settled).
 func (r limitedRun) outcome() string {
 	switch {
 	case r.died:
-		return ", then the manager died"
+		return "died"
 	case r.gaveUp:
-		return ", then the benchmark gave up"
+		return "stuck"
 	}
 	return ""
 }
 
+// limitName is a memory group's limit as a quantity ("none" for 0).
 func limitName(limit int64) string {
 	if limit == 0 {
 		return "none"
@@ -236,13 +244,7 @@ func printLimitedTable(runs []limitedRun) {
 		if r.limit == 0 {
 			unlimited = r.toSettled
 		}
-		outcome := fmt.Sprintf("%d", r.settled)
-		switch {
-		case r.died:
-			outcome += " died"
-		case r.gaveUp:
-			outcome += " stuck"
-		}
+		outcome := strings.TrimSpace(fmt.Sprintf("%d %s", r.settled, r.outcome()))
 		fmt.Printf("%-17s %6s %7d %8s %10s %6.2f %8s %6.0f %9.1fM %10d %5d %8.1fM %8.1fM\n", r.operator, limitName(r.limit), r.objects, outcome,
 			r.toSettled.Round(100*time.Millisecond), r.toSettled.Seconds()/unlimited.Seconds(), r.cpu.Round(100*time.Millisecond), r.gcCycles,
 			float64(r.groupPeak)/(1<<20), r.limitHits, r.oomKills, float64(r.settledRSS)/(1<<20), float64(r.settledAnon)/(1<<20))

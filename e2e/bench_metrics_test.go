@@ -165,10 +165,10 @@ func scrapeBody(t *testing.T) []byte {
 	return body
 }
 
-// scrapeOnce reads the manager's /metrics.
 // scrapeClient gives up on a scrape after 30 s: a manager short of memory may answer slowly.
 var scrapeClient = &http.Client{Timeout: 30 * time.Second}
 
+// scrapeOnce reads the manager's /metrics.
 func scrapeOnce() ([]byte, error) {
 	resp, err := scrapeClient.Get("http://" + benchMetrics + "/metrics")
 	if err != nil {

@@ -178,18 +178,22 @@ func useSchemalessCRD(t *testing.T, c client.Client) {
 
 // cpuTime is the CPU time (user and system) the process has used, from /proc/<pid>/stat.
 func cpuTime(t *testing.T, cmd *exec.Cmd) time.Duration {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
-	must(t, err)
-	// Fields after the command name (in parentheses, which may hold spaces): utime and stime
-	// are the 14th and 15th fields, in clock ticks of 1/100 s (USER_HZ).
-	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	// utime and stime are the 14th and 15th fields, in clock ticks of 1/100 s (USER_HZ).
 	ticks := 0
-	for _, f := range fields[11:13] {
+	for _, f := range procStat(t, cmd.Process.Pid)[11:13] {
 		n, err := strconv.Atoi(f)
 		must(t, err)
 		ticks += n
 	}
 	return time.Duration(ticks) * 10 * time.Millisecond
+}
+
+// procStat is the process's /proc/<pid>/stat after its command name (in parentheses, which may
+// hold spaces): the 3rd field (its state) first.
+func procStat(t *testing.T, pid int) []string {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	must(t, err)
+	return strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
 }
 
 // waitFor polls done every half second until it holds, failing after timeout.
