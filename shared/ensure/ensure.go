@@ -1,6 +1,6 @@
 // Package ensure creates the objects an operator owns, or brings the fields it manages up to
-// date, without adopting or overwriting what belongs to someone else, and records a Normal
-// Event on the owner for each write.
+// date, without adopting or overwriting what belongs to someone else, and records Normal
+// Events on the owner of what it wrote: one per reason and pass (ChangeSet).
 package ensure
 
 import (
@@ -53,8 +53,8 @@ func IsNotOwned(err error) (*NotOwnedError, bool) {
 
 // Writer writes an operator's objects. Client is the manager's (cached) client; APIReader
 // reads past the cache, which holds only the operator's labelled objects (the manager's
-// APIReader; Client when nil); Recorder, when set, records an Event on the owner for each
-// create and update.
+// APIReader; Client when nil); Recorder, when set, records on the owner the Event of each
+// create and update made outside a pass that collects them (WithChangeSet).
 type Writer struct {
 	Client    client.Client
 	APIReader client.Reader
@@ -64,8 +64,9 @@ type Writer struct {
 // Ensure creates desired, controller-owned by owner, or brings the fields the operator
 // manages (see CopyManagedFields) up to date. It writes nothing when they already match
 // (server defaults are not a change; an object with a large spec is compared whole only when
-// its AppliedSpecAnnotation no longer matches), logs one line and records one Event per write, and
-// refuses (NotOwnedError) an object of that name owner does not control. The API server's Invalid is terminal
+// its AppliedSpecAnnotation no longer matches), logs one line per write and adds it to the
+// pass's ChangeSet (an Event of its own when ctx carries none), and refuses (NotOwnedError)
+// an object of that name owner does not control. The API server's Invalid is terminal
 // (reconcile.TerminalError): the object is built from the spec, so the same spec fails again.
 func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error {
 	gvk, err := w.Client.GroupVersionKindFor(desired)
@@ -91,7 +92,7 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 			// Logged once the API server answered: a create that finds the object made by an
 			// earlier pass (the cache had not seen it yet) wrote nothing.
 			log.Info("Creating " + kind)
-			return w.recorded(owner, desired, EventCreated, kind, WriteError("creating", kind, desired, err))
+			return w.recorded(ctx, owner, desired, EventCreated, kind, WriteError("creating", kind, desired, err))
 		}
 		// The cache holds only labelled objects: either it has not yet seen what an earlier
 		// pass created, or the object is someone else's. The API server says.
@@ -128,20 +129,26 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 		setApplied(existing, hash, generation)
 	}
 	log.Info("Updating " + kind)
-	err = w.recorded(owner, existing, EventUpdated, kind, WriteError("updating", kind, existing, w.Client.Update(ctx, existing)))
+	err = w.recorded(ctx, owner, existing, EventUpdated, kind, WriteError("updating", kind, existing, w.Client.Update(ctx, existing)))
 	if err != nil || hash == "" {
 		return err
 	}
 	return WriteError("annotating", kind, existing, w.checkApplied(ctx, existing, generation))
 }
 
-// recorded records the Event of a write of obj, a kind, that succeeded (err is nil), and
-// returns err.
-func (w Writer) recorded(owner, obj client.Object, reason, kind string, err error) error {
-	if err == nil && w.Recorder != nil {
-		w.Recorder.Eventf(owner, obj, corev1.EventTypeNormal, reason, reason, "%s %s %s", reason, kind, obj.GetName())
+// recorded adds a write of obj, a kind, that succeeded (err is nil) to the pass's ChangeSet,
+// or records its Event at once when ctx carries none, and returns err.
+func (w Writer) recorded(ctx context.Context, owner, obj client.Object, reason, kind string, err error) error {
+	if err != nil {
+		return err
 	}
-	return err
+	changes := changeSetFrom(ctx)
+	if changes == nil {
+		changes = newChangeSet()
+		defer changes.Record(w.Recorder, owner)
+	}
+	changes.add(reason, kind, obj)
+	return nil
 }
 
 func (w Writer) apiReader() client.Reader {

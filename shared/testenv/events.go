@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,40 +15,46 @@ import (
 type EventCounter struct {
 	recorder.EventRecorder
 	mu    sync.Mutex
-	count map[string]int
+	notes map[string][]string
 }
 
 // CountEvents wraps r.
 func CountEvents(r recorder.EventRecorder) *EventCounter {
-	return &EventCounter{EventRecorder: r, count: map[string]int{}}
+	return &EventCounter{EventRecorder: r, notes: map[string][]string{}}
 }
 
 // Emitted is how many Events with reason the controller emitted about obj.
 func (e *EventCounter) Emitted(obj client.Object, reason string) int {
+	return len(e.Notes(obj, reason))
+}
+
+// Notes are the notes of the Events with reason the controller emitted about obj, in order.
+func (e *EventCounter) Notes(obj client.Object, reason string) []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.count[eventKey(obj, reason)]
+	return append([]string(nil), e.notes[eventKey(obj, reason)]...)
 }
 
 func (e *EventCounter) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
-	e.add(regarding, reason)
+	e.add(regarding, reason, fmt.Sprintf(note, args...))
 	e.EventRecorder.Eventf(regarding, related, eventtype, reason, action, note, args...)
 }
 
 func (e *EventCounter) AnnotatedEventf(regarding, related runtime.Object, annotations map[string]string,
 	eventtype, reason, action, note string, args ...any) {
-	e.add(regarding, reason)
+	e.add(regarding, reason, fmt.Sprintf(note, args...))
 	e.EventRecorder.AnnotatedEventf(regarding, related, annotations, eventtype, reason, action, note, args...)
 }
 
-func (e *EventCounter) add(regarding runtime.Object, reason string) {
+func (e *EventCounter) add(regarding runtime.Object, reason, note string) {
 	obj, ok := regarding.(client.Object)
 	if !ok {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.count[eventKey(obj, reason)]++
+	key := eventKey(obj, reason)
+	e.notes[key] = append(e.notes[key], note)
 }
 
 func eventKey(obj client.Object, reason string) string {

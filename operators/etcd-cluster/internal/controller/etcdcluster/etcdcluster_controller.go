@@ -118,6 +118,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		res, reterr = patcher.Finish(ctx, r.Client, c, res, reterr)
 		recordClusterMetrics(c, leaderBefore)
 	}()
+	ctx, changes := ensure.WithChangeSet(ctx) // one Event per reason of what the pass wrote
+	defer changes.Record(r.Recorder, c)
 	return r.reconcileNormal(ctx, c)
 }
 

@@ -70,6 +70,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		res, reterr = patcher.Finish(ctx, r.Client, rt, res, reterr)
 		recordRuntimeMetrics(rt, versions)
 	}()
+	ctx, changes := ensure.WithChangeSet(ctx) // one Event per reason of what the pass wrote
+	defer changes.Record(r.Recorder, rt)
 	result, versions, err := r.reconcileNormal(ctx, rt)
 	return result, err
 }

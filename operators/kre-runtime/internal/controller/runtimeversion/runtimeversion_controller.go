@@ -61,6 +61,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	}
 	patcher := status.NewPatcher(rv, status.WithEvents(r.Recorder, &r.transitions, conditions.DegradedCondition))
 	defer func() { res, reterr = patcher.Finish(ctx, r.Client, rv, res, reterr) }()
+	ctx, changes := ensure.WithChangeSet(ctx) // one Event per reason of what the pass wrote
+	defer changes.Record(r.Recorder, rv)
 	return r.reconcileNormal(ctx, rv)
 }
 

@@ -66,6 +66,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		res, reterr = patcher.Finish(ctx, r.Client, pt, res, reterr)
 		recordPtemplateMetrics(pt)
 	}()
+	ctx, changes := ensure.WithChangeSet(ctx) // one Event per reason of what the pass wrote
+	defer changes.Record(r.Recorder, pt)
 	return r.reconcileNormal(ctx, pt)
 }
 
