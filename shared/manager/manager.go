@@ -160,8 +160,7 @@ func Options(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ct
 			// of a thousand, found at a restart, wait without a first pass.
 			UsePriorityQueue: ptr.To(false),
 		},
-		// No controller reads managedFields, often the largest part of a cached object.
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache: cache.Options{DefaultTransform: cacheTransform(newStringPool(stringPoolGeneration))},
 	}
 	if namespaces := WatchNamespaces(os.Getenv(WatchNamespaceEnv)); len(namespaces) > 0 {
 		opts.Cache.DefaultNamespaces = map[string]cache.Config{}
