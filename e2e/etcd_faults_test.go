@@ -56,7 +56,8 @@ func killEtcdManager(ctx context.Context) {
 }
 
 // dumpForFailure writes, for a failed spec, what explains it into the e2e logs folder: the
-// namespace's objects and Events, and the manager's log (the pod before a restart too).
+// namespace's objects and Events, the manager's log and the members' (the last 200 lines of
+// each container).
 func dumpForFailure(ctx context.Context, name, namespace, managerNamespace string) {
 	path := filepath.Join(logDir(), fmt.Sprintf("%s-failure-%s.log", name, time.Now().Format("150405")))
 	var out bytes.Buffer
@@ -64,6 +65,7 @@ func dumpForFailure(ctx context.Context, name, namespace, managerNamespace strin
 		{"get", "etcdclusters,statefulsets,pods,events", "-n", namespace, "-o", "wide"},
 		{"get", "etcdclusters", "-n", namespace, "-o", "yaml"},
 		{"logs", "-n", managerNamespace, "-l", "control-plane=controller-manager", "--tail=-1", "--timestamps"},
+		{"logs", "-n", namespace, "-l", "app=etcd", "--all-containers", "--prefix", "--tail=200", "--timestamps"},
 	} {
 		cmd := exec.CommandContext(context.WithoutCancel(ctx), requiredEnv("E2E_KUBECTL"), args...)
 		data, err := cmd.CombinedOutput()

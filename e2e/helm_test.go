@@ -190,6 +190,11 @@ var _ = Describe("An operator's chart from the registry, installed where its CRD
 		},
 		Entry("etcd-cluster: three real members Ready", "etcd-cluster", "statefulsets.apps", "etcdclusters.etcd.database.coreos.com",
 			func(ctx context.Context, namespace string) *unstructured.Unstructured {
+				DeferCleanup(func(ctx SpecContext) { // before the namespace goes
+					if CurrentSpecReport().Failed() {
+						dumpForFailure(ctx, "helm-etcd-cluster", namespace, namespace)
+					}
+				})
 				cluster := createDemoEtcdCluster(ctx, namespace)
 				expectEtcdReady(ctx, cluster, 3, requiredEnv("E2E_ETCD_VERSION"))
 				return cluster
