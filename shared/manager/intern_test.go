@@ -162,7 +162,7 @@ func TestTheStringPoolForgetsWhatItIsNotGivenAgain(t *testing.T) {
 // a manager's cache, in bytes per Service, with managedFields dropped as before and with
 // their strings shared too; and the ratio.
 func BenchmarkCacheHeapPerService(b *testing.B) {
-	const n = 12000 // 2000 Runtimes' (about 1000 with their 23 objects each)
+	const n = 12000 // the Services of 2000 Runtimes
 	transforms := map[string]func(any) (any, error){
 		"own copies":     func(obj any) (any, error) { return obj, nil },
 		"shared strings": Options("test", Flags{}, nil).Cache.DefaultTransform,
