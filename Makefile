@@ -32,6 +32,9 @@ IMAGE_PREFIX    = $(IMAGE_REGISTRY)/quintet
 image           = $(IMAGE_PREFIX)/$(1)
 opversion       = $(strip $(file < operators/$(1)/VERSION))
 manager_image   = $(call image,$(1)):v$(call opversion,$(1))
+# More binaries in an operator's image, beside /manager: etcd-cluster's pods run etcd-snapshot
+# (its restore and backup work, with etcd's server code the manager does not link).
+MANAGER_IMAGE_EXTRA_etcd-cluster = ,$(STATIC_DIR)/etcd-snapshot:/etcd-snapshot
 # OLM images: a bundle image per bundle version (<registry>/<package>-bundle:v<version>, the
 # template opm renders catalog/ with), one catalog image of every package; and the images OLM's
 # catalog operator runs bundle unpack Jobs and catalog pods with.
@@ -572,6 +575,7 @@ images: $(KUBE_BIN)/.built $(VERSITYGW) $(FERRETDB) $(ETCD_PREVIOUS) $(ETCD_CLUS
 	$(foreach op,$(OPERATORS),(cd operators/$(op) && go build -o $(STATIC_DIR)/$(op)-manager ./cmd) &&) true
 	cd operators/kre-runtime && go build -o $(STATIC_DIR)/krt-runner ./cmd/krt-runner && go build -o $(STATIC_DIR)/nats-server github.com/nats-io/nats-server/v2
 	cd operators/minimart && go build -o $(STATIC_DIR)/minimart-app ./cmd/minimart-app
+	cd operators/etcd-cluster && go build -o $(STATIC_DIR)/etcd-snapshot ./cmd/etcd-snapshot
 	$(IMAGES_TOOL) build --out $(IMAGES_DIR) \
 	  $(PAUSE_IMAGE)=$(STATIC_DIR)/pause:/pause \
 	  $(call image,etcd):$(ETCD_VERSION)=$(KUBE_BIN)/etcd:/usr/local/bin/etcd \
@@ -582,7 +586,7 @@ images: $(KUBE_BIN)/.built $(VERSITYGW) $(FERRETDB) $(ETCD_PREVIOUS) $(ETCD_CLUS
 	  $(FERRETDB_IMAGE)=$(STATIC_DIR)/ferretdb-entrypoint:/entrypoint,$(FERRETDB):/usr/local/bin/ferretdb,$(STATIC_DIR)/mongosh-ping:/usr/bin/mongosh \
 	  $(VERSITYGW_MINIO_IMAGE)=$(STATIC_DIR)/versitygw-entrypoint:/entrypoint,$(VERSITYGW):/usr/local/bin/versitygw \
 	  $(OPM_IMAGE)=$(OPM):/bin/opm $(OLM_UTIL_IMAGE)=$(STATIC_DIR)/cp:/bin/cp,$(OLM_BIN)/cpb:/bin/cpb \
-	  $(foreach op,$(OPERATORS),$(call manager_image,$(op))=$(STATIC_DIR)/$(op)-manager:/manager) \
+	  $(foreach op,$(OPERATORS),$(call manager_image,$(op))=$(STATIC_DIR)/$(op)-manager:/manager$(MANAGER_IMAGE_EXTRA_$(op))) \
 	  $(call image,etcd-cluster):v$(ETCD_CLUSTER_PREVIOUS_RELEASE)=$(ETCD_CLUSTER_PREVIOUS_MANAGER):/manager \
 	  $(SCORECARD_IMAGE)=$(SCORECARD_TEST):/usr/local/bin/scorecard-test
 	@if [ -x $(BUSYBOX) ]; then mkdir -p $(STATIC_DIR)/empty-catalog && \

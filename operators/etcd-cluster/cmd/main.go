@@ -35,16 +35,6 @@ type options struct {
 }
 
 func main() {
-	if len(os.Args) > 1 {
-		switch os.Args[1] { // the operator's image runs these in the pods it makes
-		case "restore-member":
-			os.Exit(restoreMember())
-		case "backup-to-volume":
-			os.Exit(backupToVolume())
-		case "verify-backup":
-			os.Exit(verifyBackup())
-		}
-	}
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
 	var o options

@@ -1,13 +1,12 @@
 package main
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 
-	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdcluster"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/jobs"
-	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
 	"github.com/quintet-operators/quintet/shared/manager/managertest"
 )
 
@@ -17,37 +16,17 @@ func TestEveryControllerRunsTheWorkersTheFlagSays(t *testing.T) {
 	managertest.ExpectWorkers(t, "../config/crd/bases", o.name(), newScheme(), o.setup, []string{"etcdbackup", "etcdcluster", "etcdrestore"}, etcdcluster.CacheOptions, jobs.CacheOptions)
 }
 
-// restore-member reads the member as the operator writes it (restore.MemberEnv, the
-// same variables as etcd's), and the snapshot's place: a claim's file, or an S3 object.
-func TestRestoreMemberReadsWhatTheOperatorWrites(t *testing.T) {
-	want := restore.Member{Name: "c-0", DataDir: "/var/lib/etcd/data", PeerURL: "http://c-0.c.ns.svc:2380", InitialCluster: "c-0=http://c-0.c.ns.svc:2380",
-		InitialClusterState: "new", Token: "c-uid", SHA256: "ab", RevisionBump: 1000}
-	env := map[string]string{}
-	for _, e := range append(restore.MemberEnv(want), restore.VolumeEnv(&v1beta2.PVCBackupSource{ClaimName: "backups", Path: "etcd/c.db"})...) {
-		env[e.Name] = e.Value
+// The manager does not link etcd's server or etcdutl (the restore and verification code of
+// etcd-snapshot, the pods' binary): under a container's memory limit, the manager's code has
+// to fit in what its heap leaves.
+func TestTheManagerLinksNoEtcdServer(t *testing.T) {
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
 	}
-	m, open, err := memberFromEnv(func(k string) string { return env[k] })
-	if err != nil || open == nil || m != want {
-		t.Errorf("memberFromEnv = %+v, %v; want %+v", m, err, want)
-	}
-	if _, err := open(t.Context()); err == nil || !strings.Contains(err.Error(), "no object backups/etcd/c.db, nor a periodic backup under it") {
-		t.Errorf("opening a claim's file that is not there: %v; want no such object", err)
-	}
-	env[restore.EnvRevisionBump] = "lots"
-	if _, _, err := memberFromEnv(func(k string) string { return env[k] }); err == nil {
-		t.Error("a revision bump that is not a number was taken")
-	}
-}
-
-// verify-backup reads the fingerprint the operator writes.
-func TestVerifyBackupReadsTheFingerprintTheOperatorWrites(t *testing.T) {
-	want := &v1beta2.KeyspaceFingerprint{Revision: 12, CompactRevision: 3, Keys: 7, HashKV: "0badcafe"}
-	env := map[string]string{}
-	for _, e := range restore.KeyspaceEnv(want) {
-		env[e.Name] = e.Value
-	}
-	got, err := restore.KeyspaceFromEnv(func(k string) string { return env[k] })
-	if err != nil || *got != *want {
-		t.Errorf("KeyspaceFromEnv = %+v, %v; want %+v", got, err, want)
+	for pkg := range strings.FieldsSeq(string(out)) {
+		if strings.HasPrefix(pkg, "go.etcd.io/etcd/server/") || strings.HasPrefix(pkg, "go.etcd.io/etcd/etcdutl/") {
+			t.Errorf("the manager links %s", pkg)
+		}
 	}
 }

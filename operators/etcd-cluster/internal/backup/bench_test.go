@@ -21,6 +21,7 @@ import (
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup/backuptest"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/datadir"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
 	"github.com/quintet-operators/quintet/shared/testenv"
@@ -125,7 +126,7 @@ func benchVerify(t *testing.T, target backup.Target) []string {
 	fingerprinted := figure("backup with keyspace fingerprint", record.Duration.Duration, record.Size, rssKiB(t, "VmHWM")<<10-before)
 	before = resetPeakRSS(t)
 	start := time.Now()
-	message, err := restore.VerifyBackup(t.Context(), zap.NewNop(), t.TempDir(), func(ctx context.Context) (io.ReadCloser, error) {
+	message, err := datadir.VerifyBackup(t.Context(), zap.NewNop(), t.TempDir(), func(ctx context.Context) (io.ReadCloser, error) {
 		return rootStore().Get(ctx, "bench/verified.db")
 	}, record.SHA256, record.Keyspace)
 	if err != nil {
@@ -216,7 +217,7 @@ func benchRestore(t *testing.T, record v1beta2.BackupRecord) string {
 		InitialClusterState: "new", Token: "bench", SHA256: record.SHA256}
 	before := resetPeakRSS(t)
 	start := time.Now()
-	if _, err := restore.Restore(t.Context(), zap.NewNop(), m, func(ctx context.Context) (io.ReadCloser, error) {
+	if _, err := datadir.Restore(t.Context(), zap.NewNop(), m, func(ctx context.Context) (io.ReadCloser, error) {
 		return rootStore().Get(ctx, "bench/etcd.db")
 	}); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/certs"
 )
 
-// A backup to a volume runs in a Job (manager backup-to-volume) that mounts the claim at
+// A backup to a volume runs in a Job (etcd-snapshot backup-to-volume) that mounts the claim at
 // JobVolumeDir and, over TLS, the client certificate at JobTLSDir; these variables tell it
 // the rest. It writes its JobResult as its termination message.
 const (
@@ -39,7 +39,7 @@ const (
 )
 
 // Verifier restores the backup open reads into a scratch etcd and compares its keyspace
-// with want, the member's (restore.VerifyBackup); it says what it compared.
+// with want, the member's (datadir.VerifyBackup); it says what it compared.
 type Verifier func(ctx context.Context, open func(context.Context) (io.ReadCloser, error), sha256 string,
 	want *v1beta2.KeyspaceFingerprint) (string, error)
 

@@ -1,6 +1,6 @@
 // Package jobs builds the operator's one-shot Jobs (backups to volumes, verifications, the
 // restore of a first member from a volume) and reads their results: each runs a command of
-// the manager's own image, restricted, without API access, once, and reports a
+// etcd-snapshot, in the manager's own image, restricted, without API access, once, and reports a
 // backup.JobResult as its container's termination message.
 package jobs
 
@@ -32,16 +32,21 @@ const (
 // CacheOptions narrows the manager's cache of Jobs to the operator's own.
 var CacheOptions = labelled.CacheOnly(labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}), &batchv1.Job{})
 
+// SnapshotBinary is where the operator's image has etcd-snapshot (cmd/etcd-snapshot, beside
+// /manager): the binary of the pods the operator runs to back up, verify and restore, with
+// etcd's own restore and server code, which the manager does not link.
+const SnapshotBinary = "/etcd-snapshot"
+
 const (
 	uid           = 65532
 	scratchVolume = "scratch"
 )
 
-// Container runs `manager <command>` of image, restricted, read-only but for its scratch
+// Container runs `etcd-snapshot <command>` of image, restricted, read-only but for its scratch
 // directory (backup.JobScratchDir, an emptyDir: where a backup is restored to be verified).
 func Container(name, image, command string, env []corev1.EnvVar) corev1.Container {
 	return corev1.Container{
-		Name: name, Image: image, Command: []string{"/manager", command}, Env: env,
+		Name: name, Image: image, Command: []string{SnapshotBinary, command}, Env: env,
 		VolumeMounts:             []corev1.VolumeMount{{Name: scratchVolume, MountPath: backup.JobScratchDir}},
 		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 		SecurityContext:          pods.RestrictedContainerSecurityContext(&corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}),

@@ -1,6 +1,8 @@
-// Package restore starts a member's data from a snapshot: the check the operator makes
-// before the first member of a restoring cluster starts, and the restore that member's init
-// container runs (manager restore-member) with etcd's own code (etcdutl snapshot restore).
+// Package restore is what the operator and the pods it runs to restore a member agree on:
+// the member and where its snapshot is, as environment variables, and the check of a
+// snapshot the operator makes before the first member of a restoring cluster starts. The
+// restore itself, with etcd's own code, is package datadir, which only etcd-snapshot (the
+// pods' binary) links: the manager does not carry etcd's server.
 package restore
 
 import (
@@ -8,12 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 
-	"go.etcd.io/etcd/etcdutl/v3/snapshot"
-	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
@@ -55,74 +53,7 @@ type Member struct {
 // Opener opens the snapshot.
 type Opener func(context.Context) (io.ReadCloser, error)
 
-// Restore writes m's data directory from the snapshot open gives, and reports whether it
-// did: a member that joins an existing cluster (it copies the leader's data), or whose data
-// directory already holds a member (a restart), is left as it is. The snapshot is copied
-// next to the data directory, checked, restored into a directory beside it, and renamed into
-// place last: an interrupted restore leaves no data directory, and the next try starts over.
-func Restore(ctx context.Context, lg *zap.Logger, m Member, open Opener) (bool, error) {
-	if m.InitialClusterState != "new" {
-		lg.Info("not restoring: the member joins an existing cluster", zap.String("state", m.InitialClusterState))
-		return false, nil
-	}
-	if _, err := os.Stat(filepath.Join(m.DataDir, "member")); err == nil {
-		lg.Info("not restoring: the data directory holds a member", zap.String("dataDir", m.DataDir))
-		return false, nil
-	}
-	work := m.DataDir + ".restore"
-	if err := os.RemoveAll(work); err != nil {
-		return false, err
-	}
-	if err := os.MkdirAll(work, 0o700); err != nil {
-		return false, err
-	}
-	file := filepath.Join(work, "snapshot.db")
-	sum, size, err := download(ctx, open, file, m.SHA256)
-	if err != nil {
-		return false, err
-	}
-	lg.Info("snapshot downloaded and checked", zap.Int64("bytes", size), zap.String("sha256", sum))
-	out := filepath.Join(work, "data")
-	err = snapshot.NewV3(lg).Restore(snapshot.RestoreConfig{
-		SnapshotPath: file, Name: m.Name, OutputDataDir: out, PeerURLs: []string{m.PeerURL},
-		InitialCluster: m.InitialCluster, InitialClusterToken: m.Token,
-		RevisionBump: m.RevisionBump, MarkCompacted: m.RevisionBump > 0,
-	})
-	if err != nil {
-		return false, fmt.Errorf("etcdutl snapshot restore: %w", err)
-	}
-	// The data directory may exist empty (the volume's, or a previous try's mount point).
-	if err := os.RemoveAll(m.DataDir); err != nil {
-		return false, err
-	}
-	if err := os.Rename(out, m.DataDir); err != nil {
-		return false, err
-	}
-	return true, os.RemoveAll(work)
-}
-
-// download copies the snapshot to file, checking it on the way.
-func download(ctx context.Context, open Opener, file, want string) (string, int64, error) {
-	body, err := open(ctx)
-	if err != nil {
-		return "", 0, err
-	}
-	defer func() { _ = body.Close() }()
-	f, err := os.OpenFile(file, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600) //nolint:gosec // beside the member's data directory
-	if err != nil {
-		return "", 0, err
-	}
-	sum, size, err := Verify(io.TeeReader(body, f), want)
-	if err != nil {
-		return "", size, errors.Join(err, f.Close())
-	}
-	if err := f.Sync(); err != nil {
-		return "", size, errors.Join(err, f.Close())
-	}
-	return sum, size, f.Close()
-}
-
-// The environment of `manager restore-member` besides etcd's own, and where the awsSecret
+// The environment of `etcd-snapshot restore-member` besides etcd's own, and where the awsSecret
 // is mounted.
 const (
 	EnvS3Path           = "RESTORE_S3_PATH"
@@ -139,7 +70,7 @@ const (
 	ClaimDir     = "/var/lib/etcd-restore/claim"
 )
 
-// MemberEnv is m as `manager restore-member` reads it: etcd's own variables and the
+// MemberEnv is m as `etcd-snapshot restore-member` reads it: etcd's own variables and the
 // restore's.
 func MemberEnv(m Member) []corev1.EnvVar {
 	return []corev1.EnvVar{
@@ -154,13 +85,13 @@ func MemberEnv(m Member) []corev1.EnvVar {
 	}
 }
 
-// VolumeEnv tells `manager restore-member` which file of the claim mounted at ClaimDir to
+// VolumeEnv tells `etcd-snapshot restore-member` which file of the claim mounted at ClaimDir to
 // restore.
 func VolumeEnv(src *v1beta2.PVCBackupSource) []corev1.EnvVar {
 	return []corev1.EnvVar{{Name: EnvClaimName, Value: src.ClaimName}, {Name: EnvClaimPath, Value: src.Path}}
 }
 
-// S3Env tells `manager restore-member` and `manager verify-backup` which store to read from
+// S3Env tells `etcd-snapshot restore-member` and `etcd-snapshot verify-backup` which store to read from
 // (the key goes in EnvS3Key). The awsSecret is mounted at AWSDir.
 func S3Env(src *v1beta2.S3BackupSource) []corev1.EnvVar {
 	return []corev1.EnvVar{

@@ -41,7 +41,7 @@ type Reconciler struct {
 	ClusterWide bool
 	// DialTimeout bounds connecting to members; etcd.DefaultDialTimeout when zero.
 	DialTimeout time.Duration
-	// OperatorImage is the manager's own image, which backup Jobs run (manager
+	// OperatorImage is the manager's own image, which backup Jobs run (etcd-snapshot
 	// backup-to-volume) for backups to a PersistentVolumeClaim.
 	OperatorImage string
 }

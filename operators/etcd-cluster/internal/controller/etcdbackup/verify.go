@@ -21,7 +21,7 @@ import (
 )
 
 // A backup to S3 with spec.verify is taken by the manager, then verified by a Job of the
-// operator's image (manager verify-backup) that reads it back from the store, restores it
+// operator's image (etcd-snapshot verify-backup) that reads it back from the store, restores it
 // into a scratch etcd and compares it with the member's keyspace; only then does it count.
 // (A backup to a volume is verified by its own Job, in the same pod.)
 

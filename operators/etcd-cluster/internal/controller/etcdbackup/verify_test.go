@@ -34,7 +34,7 @@ func verifiedBackup(t *testing.T, ns string) (*v1beta2.EtcdBackup, *batchv1.Job)
 	return b, awaitJob(t, b)
 }
 
-// runVerifyJob runs the verification Job's work (manager verify-backup) here, with its
+// runVerifyJob runs the verification Job's work (etcd-snapshot verify-backup) here, with its
 // environment, reading the object with the store's root credentials instead of the mounted
 // awsSecret; want changes the fingerprint it verifies against, if not nil.
 func runVerifyJob(t *testing.T, job *batchv1.Job, change func(*v1beta2.KeyspaceFingerprint)) string {
@@ -78,7 +78,7 @@ func TestVerifiedBackupCountsOnceItsJobRestoredAndComparedIt(t *testing.T) {
 	// The Job: the operator's image, restricted, no token, the awsSecret read-only, a scratch directory.
 	g.Expect(job.Annotations[VerifiesAnnotation]).To(Equal(b.Status.Verifying.Path))
 	pod := job.Spec.Template.Spec
-	g.Expect(pod.Containers[0].Command).To(Equal([]string{"/manager", "verify-backup"}))
+	g.Expect(pod.Containers[0].Command).To(Equal([]string{"/etcd-snapshot", "verify-backup"}))
 	g.Expect(pod.Containers[0].Image).To(Equal(testOperatorImage))
 	g.Expect(*pod.AutomountServiceAccountToken).To(BeFalse())
 	g.Expect(*pod.Containers[0].SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())

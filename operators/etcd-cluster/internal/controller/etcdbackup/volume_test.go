@@ -18,8 +18,8 @@ import (
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/datadir"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/jobs/jobstest"
-	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
 	"github.com/quintet-operators/quintet/shared/conditions"
 )
 
@@ -58,7 +58,7 @@ func finishJob(t *testing.T, job *batchv1.Job, message string, succeeded bool) {
 	jobstest.Finish(t, env.Client, job, message, succeeded)
 }
 
-// runJob runs the Job's own work (manager backup-to-volume) here, on a folder standing in for
+// runJob runs the Job's own work (etcd-snapshot backup-to-volume) here, on a folder standing in for
 // the claim, with the Job's environment.
 func runJob(t *testing.T, job *batchv1.Job, dir string) string {
 	t.Helper()
@@ -70,12 +70,12 @@ func runJob(t *testing.T, job *batchv1.Job, dir string) string {
 		scratchVerifier(t))))
 }
 
-// scratchVerifier verifies backups as the Jobs do (restore.VerifyBackup), in a directory of
+// scratchVerifier verifies backups as the Jobs do (datadir.VerifyBackup), in a directory of
 // the test's.
 func scratchVerifier(t *testing.T) backup.Verifier {
 	dir := t.TempDir()
 	return func(ctx context.Context, open func(context.Context) (io.ReadCloser, error), sha256 string, want *v1beta2.KeyspaceFingerprint) (string, error) {
-		return restore.VerifyBackup(ctx, zap.NewNop(), dir, open, sha256, want)
+		return datadir.VerifyBackup(ctx, zap.NewNop(), dir, open, sha256, want)
 	}
 }
 
@@ -88,7 +88,7 @@ func TestBackupToAVolumeRunsInARestrictedJobAndRecordsItsResult(t *testing.T) {
 	g.Expect(*job.Spec.BackoffLimit).To(BeZero(), "one try: the manager retries with its back-off")
 	pod := job.Spec.Template.Spec
 	g.Expect(pod.Containers[0].Image).To(Equal(testOperatorImage))
-	g.Expect(pod.Containers[0].Command).To(Equal([]string{"/manager", "backup-to-volume"}))
+	g.Expect(pod.Containers[0].Command).To(Equal([]string{"/etcd-snapshot", "backup-to-volume"}))
 	g.Expect(*pod.AutomountServiceAccountToken).To(BeFalse())
 	g.Expect(*pod.SecurityContext.RunAsNonRoot).To(BeTrue())
 	g.Expect(*pod.Containers[0].SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())

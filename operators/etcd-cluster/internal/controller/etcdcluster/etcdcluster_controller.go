@@ -70,7 +70,7 @@ type Reconciler struct {
 	// NO_PROXY), passed on to every member.
 	ProxyEnv []corev1.EnvVar
 	// OperatorImage is the manager's own image: the first member of a cluster with
-	// spec.restore runs it to restore the snapshot (manager restore-member).
+	// spec.restore runs it to restore the snapshot (etcd-snapshot restore-member).
 	OperatorImage string
 	// ManagerNamespace is the namespace the manager runs in: members' NetworkPolicies let its
 	// pods (ManagerPodLabels) there reach the client port. Empty when the manager runs outside

@@ -258,7 +258,8 @@ func TestEtcdClusterOwnsANetworkPolicyThatFollowsItsSpec(t *testing.T) {
 		g.Expect(admits(t, np, pod("team-a", nil, "team", "a"), clientPort)).To(BeTrue())
 		g.Expect(admits(t, np, pod(ns, map[string]string{"app": "web"}), clientPort)).To(BeFalse())
 	}, timeout, tick).Should(Succeed())
-	g.Expect(events.Emitted(c, ensure.EventUpdated)).To(BeNumerically(">=", 1))
+	// The pass's Updated Event is recorded when it ends, after its write.
+	g.Eventually(func() int { return events.Emitted(c, ensure.EventUpdated) }, timeout, tick).Should(BeNumerically(">=", 1))
 
 	// None: the operator's policy goes; Managed again: it comes back.
 	patchSpec(`{"spec":{"networkPolicy":"None","clientAccess":null}}`)

@@ -15,6 +15,7 @@ import (
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/jobs"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
 	"github.com/quintet-operators/quintet/shared/conditions"
@@ -29,7 +30,7 @@ const (
 )
 
 // restoreContainer restores the first member's data from spec.restore before etcd starts
-// (manager restore-member, in the operator's image); on a member that joins the cluster,
+// (etcd-snapshot restore-member, in the operator's image); on a member that joins the cluster,
 // or restarts on its data, it does nothing. It reads etcd's environment, env, and the
 // awsSecret, mounted optional: a member restarting after the Secret is gone still starts.
 func restoreContainer(c *v1beta2.EtcdCluster, image string, env []corev1.EnvVar) (corev1.Container, corev1.Volume) {
@@ -43,7 +44,7 @@ func restoreContainer(c *v1beta2.EtcdCluster, image string, env []corev1.EnvVar)
 	container := corev1.Container{
 		Name:            restoreContainerName,
 		Image:           image,
-		Command:         []string{"/manager", "restore-member"},
+		Command:         []string{jobs.SnapshotBinary, "restore-member"},
 		Env:             env,
 		VolumeMounts:    []corev1.VolumeMount{{Name: volumeName, MountPath: dataMount}, {Name: restoreVolume, MountPath: restore.AWSDir, ReadOnly: true}},
 		SecurityContext: pods.RestrictedContainerSecurityContext(&corev1.SecurityContext{ReadOnlyRootFilesystem: ptr.To(true)}),

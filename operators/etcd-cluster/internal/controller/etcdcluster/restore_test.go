@@ -71,7 +71,7 @@ func TestEtcdClusterStartsItsFirstMemberOnASnapshotOnlyOnceItIsChecked(t *testin
 	init := sts.Spec.Template.Spec.InitContainers
 	g.Expect(init).To(HaveLen(1))
 	g.Expect(init[0].Image).To(Equal(testOperatorImage))
-	g.Expect(init[0].Command).To(Equal([]string{"/manager", "restore-member"}))
+	g.Expect(init[0].Command).To(Equal([]string{"/etcd-snapshot", "restore-member"}))
 	g.Expect(init[0].SecurityContext.RunAsNonRoot).To(BeNil(), "the pod's restricted context applies")
 	g.Expect(*init[0].SecurityContext.ReadOnlyRootFilesystem).To(BeTrue())
 	g.Expect(sts.Spec.Template.Spec.Volumes).To(ContainElement(HaveField("VolumeSource.Secret.Optional", HaveValue(BeTrue()))),

@@ -20,7 +20,7 @@ import (
 // A restore from a PersistentVolumeClaim: members never mount the claim (a ReadWriteOnce
 // claim could not follow them). Before the first member starts, a Job mounts the claim
 // read-only and that member's own volume, and restores there exactly as the member's init
-// container restores from S3 (manager restore-member); the member then starts on its data.
+// container restores from S3 (etcd-snapshot restore-member); the member then starts on its data.
 
 // RestoreJobLabel names, on the Job that restores a cluster's first member from a volume and
 // on its pod, the cluster. The members' labels are not on them: nothing that selects members

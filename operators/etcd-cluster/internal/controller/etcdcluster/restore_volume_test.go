@@ -58,7 +58,7 @@ func TestEtcdClusterRestoresItsFirstMemberFromAVolumeInAJobBeforeItStarts(t *tes
 	g.Expect(job.Spec.Template.Labels).NotTo(HaveKey(v1beta2.ClusterLabel), "nothing that selects members selects the Job")
 	g.Expect(pod.NodeSelector).To(Equal(c.Spec.Pod.NodeSelector), "where the members may run")
 	g.Expect(*pod.AutomountServiceAccountToken).To(BeFalse())
-	g.Expect(pod.Containers[0].Command).To(Equal([]string{"/manager", "restore-member"}))
+	g.Expect(pod.Containers[0].Command).To(Equal([]string{"/etcd-snapshot", "restore-member"}))
 	vars := map[string]string{}
 	for _, e := range pod.Containers[0].Env {
 		vars[e.Name] = e.Value

@@ -297,7 +297,8 @@ func TestARuntimeMakesAgainWhatIsDeletedAndWritesNothingInSteadyState(t *testing
 	}
 	g.Expect(events.Notes(rt, ensure.EventCreated)).To(HaveExactElements(And(HavePrefix("Created Secret kre-mongo-credentials, Service kre-mongo-headless, "),
 		ContainSubstring(", StatefulSet kre-mongo, "), ContainSubstring(", StatefulSet kre-nats, "), HaveSuffix(", StatefulSet kre-minio"))))
-	g.Expect(events.Notes(rt, ensure.EventUpdated)).To(ContainElement("Updated StatefulSet kre-nats"))
+	// The pass's Updated Event is recorded when it ends, after its write.
+	g.Eventually(func() []string { return events.Notes(rt, ensure.EventUpdated) }, timeout, tick).Should(ContainElement("Updated StatefulSet kre-nats"))
 	created, updated := recorded()
 
 	// The manager's cache holds no pod template; a change by hand of one is still put back.

@@ -1,4 +1,4 @@
-package restore
+package datadir
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
-	corev1 "k8s.io/api/core/v1"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
 )
 
 // scratchStartTimeout bounds the scratch etcd's start on a restored database.
@@ -29,7 +29,8 @@ const scratchStartTimeout = 2 * time.Minute
 // scratch etcd on it (etcd's server, embedded, on loopback only), and compares its keyspace
 // at want's revision with want. It says what it compared. A restore that differs is
 // VerificationFailed; any other error means nothing was compared.
-func VerifyBackup(ctx context.Context, lg *zap.Logger, dir string, open Opener, sha256 string, fingerprint *v1beta2.KeyspaceFingerprint) (string, error) {
+func VerifyBackup(ctx context.Context, lg *zap.Logger, dir string, open restore.Opener, sha256 string,
+	fingerprint *v1beta2.KeyspaceFingerprint) (string, error) {
 	want, err := keyspaceOf(fingerprint)
 	if err != nil {
 		return "", err
@@ -39,7 +40,7 @@ func VerifyBackup(ctx context.Context, lg *zap.Logger, dir string, open Opener, 
 		return "", err
 	}
 	peer := "http://127.0.0.1:" + strconv.Itoa(ports[0])
-	m := Member{Name: "verify", DataDir: filepath.Join(dir, "data"), PeerURL: peer, InitialCluster: "verify=" + peer,
+	m := restore.Member{Name: "verify", DataDir: filepath.Join(dir, "data"), PeerURL: peer, InitialCluster: "verify=" + peer,
 		InitialClusterState: "new", Token: "verify", SHA256: sha256}
 	if err := os.RemoveAll(m.DataDir); err != nil {
 		return "", err
@@ -65,7 +66,7 @@ func VerifyBackup(ctx context.Context, lg *zap.Logger, dir string, open Opener, 
 
 // scratchKeyspace starts etcd on m's restored data directory, listening on client and m's
 // peer URL, and reads its keyspace's fingerprint at revision.
-func scratchKeyspace(ctx context.Context, lg *zap.Logger, m Member, client string, revision int64) (etcd.Keyspace, error) {
+func scratchKeyspace(ctx context.Context, lg *zap.Logger, m restore.Member, client string, revision int64) (etcd.Keyspace, error) {
 	cfg := embed.NewConfig()
 	cfg.Name, cfg.Dir, cfg.InitialCluster, cfg.InitialClusterToken = m.Name, m.DataDir, m.InitialCluster, m.Token
 	peerURL, _ := url.Parse(m.PeerURL)
@@ -113,37 +114,6 @@ func freePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
-}
-
-// The environment that tells a verification what the member held: KeyspaceEnv writes it,
-// KeyspaceFromEnv reads it back.
-const (
-	EnvKeyspaceRevision        = "VERIFY_REVISION"
-	EnvKeyspaceCompactRevision = "VERIFY_COMPACT_REVISION"
-	EnvKeyspaceKeys            = "VERIFY_KEYS"
-	EnvKeyspaceHash            = "VERIFY_HASH_KV"
-)
-
-// KeyspaceEnv is k as a verification's environment.
-func KeyspaceEnv(k *v1beta2.KeyspaceFingerprint) []corev1.EnvVar {
-	return []corev1.EnvVar{
-		{Name: EnvKeyspaceRevision, Value: strconv.FormatInt(k.Revision, 10)},
-		{Name: EnvKeyspaceCompactRevision, Value: strconv.FormatInt(k.CompactRevision, 10)},
-		{Name: EnvKeyspaceKeys, Value: strconv.FormatInt(k.Keys, 10)},
-		{Name: EnvKeyspaceHash, Value: k.HashKV},
-	}
-}
-
-// KeyspaceFromEnv reads what KeyspaceEnv wrote.
-func KeyspaceFromEnv(getenv func(string) string) (*v1beta2.KeyspaceFingerprint, error) {
-	k := &v1beta2.KeyspaceFingerprint{HashKV: getenv(EnvKeyspaceHash)}
-	errs := make([]error, 0, 3)
-	for name, v := range map[string]*int64{EnvKeyspaceRevision: &k.Revision, EnvKeyspaceCompactRevision: &k.CompactRevision, EnvKeyspaceKeys: &k.Keys} {
-		n, err := strconv.ParseInt(getenv(name), 10, 64)
-		errs = append(errs, err)
-		*v = n
-	}
-	return k, errors.Join(errs...)
 }
 
 // keyspaceOf reads a fingerprint status holds.

@@ -14,6 +14,7 @@ import (
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/datadir"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
 )
 
@@ -21,7 +22,7 @@ import (
 // terminationMessagePath default).
 const terminationLog = "/dev/termination-log"
 
-// backupToVolume is `manager backup-to-volume`: the Job of an EtcdBackup to a
+// backupToVolume is `etcd-snapshot backup-to-volume`: the Job of an EtcdBackup to a
 // PersistentVolumeClaim, which verifies the backup too when asked.
 func backupToVolume() int {
 	return runJob(func(ctx context.Context, lg *zap.Logger) backup.JobResult {
@@ -29,7 +30,7 @@ func backupToVolume() int {
 	})
 }
 
-// verifyBackup is `manager verify-backup`: the Job that verifies an EtcdBackup's new backup
+// verifyBackup is `etcd-snapshot verify-backup`: the Job that verifies an EtcdBackup's new backup
 // in an S3 store. It restores the object the environment names into a scratch etcd and
 // compares it with the member's keyspace (restore.Keyspace*).
 func verifyBackup() int {
@@ -50,7 +51,7 @@ func verifyBackup() int {
 // verifier verifies backups in backup.JobScratchDir.
 func verifier(lg *zap.Logger) backup.Verifier {
 	return func(ctx context.Context, open func(context.Context) (io.ReadCloser, error), sha256 string, want *v1beta2.KeyspaceFingerprint) (string, error) {
-		return restore.VerifyBackup(ctx, lg, backup.JobScratchDir, open, sha256, want)
+		return datadir.VerifyBackup(ctx, lg, backup.JobScratchDir, open, sha256, want)
 	}
 }
 

@@ -12,10 +12,11 @@ import (
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/datadir"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
 )
 
-// restoreMember is `manager restore-member`: the init container of a restoring cluster's
+// restoreMember is `etcd-snapshot restore-member`: the init container of a restoring cluster's
 // first member (from S3), or the Job that restores it before it starts (from a volume). It
 // reads etcd's own environment and the restore's (restore.Env*), the awsSecret's files from
 // restore.AWSDir or the claim at restore.ClaimDir. Its result is its termination message.
@@ -24,7 +25,7 @@ func restoreMember() int {
 		m, open, err := memberFromEnv(os.Getenv)
 		var restored bool
 		if err == nil {
-			restored, err = restore.Restore(ctx, lg, m, open)
+			restored, err = datadir.Restore(ctx, lg, m, open)
 		}
 		switch {
 		case err != nil:

@@ -1,4 +1,4 @@
-package restore_test
+package datadir_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup/backuptest"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/datadir"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/restore"
 )
 
@@ -92,7 +93,7 @@ func TestRestoreStartsANewMemberOnEveryKeyOfTheSnapshot(t *testing.T) {
 	written, record := backUp(t, "whole/", "whole.db")
 	m, clientURL := newMember(t)
 	m.SHA256, m.RevisionBump = record.SHA256, 1000
-	restored, err := restore.Restore(ctx, zap.NewNop(), m, opener("whole.db"))
+	restored, err := datadir.Restore(ctx, zap.NewNop(), m, opener("whole.db"))
 	if err != nil || !restored {
 		t.Fatalf("Restore: %v, %v; want a restored member", restored, err)
 	}
@@ -128,7 +129,7 @@ func TestRestoreStartsANewMemberOnEveryKeyOfTheSnapshot(t *testing.T) {
 	}
 
 	server.Stop()
-	restored, err = restore.Restore(ctx, zap.NewNop(), m, func(context.Context) (io.ReadCloser, error) {
+	restored, err = datadir.Restore(ctx, zap.NewNop(), m, func(context.Context) (io.ReadCloser, error) {
 		t.Error("a member restarting on its data opened the snapshot")
 		return nil, errors.New("unexpected")
 	})
@@ -141,7 +142,7 @@ func TestRestoreLeavesAJoiningMemberEmpty(t *testing.T) {
 	t.Parallel()
 	m, _ := newMember(t)
 	m.InitialClusterState = "existing"
-	restored, err := restore.Restore(t.Context(), zap.NewNop(), m, func(context.Context) (io.ReadCloser, error) {
+	restored, err := datadir.Restore(t.Context(), zap.NewNop(), m, func(context.Context) (io.ReadCloser, error) {
 		return nil, errors.New("opened")
 	})
 	if err != nil || restored {
@@ -175,7 +176,7 @@ func TestRestoreRefusesACorruptTruncatedOrOtherSnapshot(t *testing.T) {
 		t.Run(tc.key, func(t *testing.T) {
 			m, _ := newMember(t)
 			m.SHA256 = tc.sha256
-			_, err := restore.Restore(ctx, zap.NewNop(), m, opener(tc.key))
+			_, err := datadir.Restore(ctx, zap.NewNop(), m, opener(tc.key))
 			if backup.ReasonOf(err) != v1beta2.ReasonSnapshotCorrupt || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Restore of %s: %v (reason %s); want SnapshotCorrupt saying %q", tc.key, err, backup.ReasonOf(err), tc.want)
 			}
