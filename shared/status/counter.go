@@ -17,7 +17,7 @@ const namespaceLabel, nameLabel = "namespace", "name"
 // as an increase (rate and increase see nothing of a series born at 1); Forget drops them when
 // the object is gone. It keeps a number per series, and builds the series at each scrape.
 type Counter struct {
-	desc   *prometheus.Desc
+	desc   seriesDesc
 	values []string
 	mu     sync.Mutex
 	counts map[objectKey][]float64
@@ -35,7 +35,7 @@ func NewCounter(opts prometheus.CounterOpts, label string, values ...string) *Co
 		values = nil
 	}
 	name := prometheus.BuildFQName(opts.Namespace, opts.Subsystem, opts.Name)
-	return &Counter{desc: prometheus.NewDesc(name, opts.Help, labels, opts.ConstLabels), values: values,
+	return &Counter{desc: newSeriesDesc(name, opts.Help, labels, opts.ConstLabels), values: values,
 		counts: map[objectKey][]float64{}}
 }
 
@@ -73,17 +73,18 @@ func (c *Counter) Forget(namespace, name string) {
 	delete(c.counts, objectKey{namespace, name})
 }
 
-func (c *Counter) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *Counter) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc.desc }
 
 func (c *Counter) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	metrics := make([]prometheus.Metric, 0, len(c.counts)*max(1, len(c.values)))
+	sc := newScrape()
 	for key, counts := range c.counts {
 		if len(c.values) == 0 {
-			metrics = append(metrics, constMetric(c.desc, prometheus.CounterValue, counts[0], key.namespace, key.name))
+			metrics = append(metrics, sc.series(c.desc, prometheus.CounterValue, counts[0], key.namespace, key.name))
 		}
 		for i, v := range c.values {
-			metrics = append(metrics, constMetric(c.desc, prometheus.CounterValue, counts[i], key.namespace, key.name, v))
+			metrics = append(metrics, sc.series(c.desc, prometheus.CounterValue, counts[i], key.namespace, key.name, v))
 		}
 	}
 	c.mu.Unlock()
@@ -113,5 +114,5 @@ func (c *Counter) index(value []string) int {
 			return i
 		}
 	}
-	panic(fmt.Sprintf("%s: no series for label value %q (values %q)", c.desc, value, c.values))
+	panic(fmt.Sprintf("%s: no series for label value %q (values %q)", c.desc.desc, value, c.values))
 }

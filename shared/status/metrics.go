@@ -23,7 +23,7 @@ var conditionStatuses = []string{"True", "False", "Unknown"}
 // kube-state-metrics says a pod's: 1 on the series of its current status, 0 on the other two,
 // so that `quintet_resource_condition{type="Ready",status="True"} == 0` finds what is not
 // Ready. Its labels are bounded: the object, the condition type, three statuses.
-var conditionDesc = prometheus.NewDesc("quintet_resource_condition",
+var conditionDesc = newSeriesDesc("quintet_resource_condition",
 	"A condition of a custom resource: 1 for its current status (True, False or Unknown), 0 for the other two.",
 	[]string{"kind", namespaceLabel, nameLabel, "type", "status"}, nil)
 
@@ -66,7 +66,7 @@ func (s *conditionSource) Start(ctx context.Context) error {
 
 // collect sends the series of the source's objects not already seen (by another manager of
 // the same process: tests run two).
-func (s *conditionSource) collect(ch chan<- prometheus.Metric, seen map[conditionKey]bool) {
+func (s *conditionSource) collect(ch chan<- prometheus.Metric, sc *scrape, seen map[conditionKey]bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), collectTimeout)
 	defer cancel()
 	list := s.list.DeepCopyObject().(client.ObjectList)
@@ -93,8 +93,7 @@ func (s *conditionSource) collect(ch chan<- prometheus.Metric, seen map[conditio
 				if string(c.Status) == st {
 					value = 1
 				}
-				ch <- prometheus.MustNewConstMetric(conditionDesc, prometheus.GaugeValue, value,
-					s.kind, key.namespace, key.name, c.Type, st)
+				ch <- sc.series(conditionDesc, prometheus.GaugeValue, value, s.kind, key.namespace, key.name, c.Type, st)
 			}
 		}
 		return nil
@@ -120,7 +119,7 @@ func (c *conditionsCollector) remove(s *conditionSource) {
 	delete(c.sources, s)
 }
 
-func (c *conditionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- conditionDesc }
+func (c *conditionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- conditionDesc.desc }
 
 func (c *conditionsCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
@@ -129,8 +128,8 @@ func (c *conditionsCollector) Collect(ch chan<- prometheus.Metric) {
 		sources = append(sources, s)
 	}
 	c.mu.Unlock()
-	seen := map[conditionKey]bool{}
+	seen, sc := map[conditionKey]bool{}, newScrape()
 	for _, s := range sources {
-		s.collect(ch, seen)
+		s.collect(ch, sc, seen)
 	}
 }

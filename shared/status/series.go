@@ -8,12 +8,12 @@ import (
 )
 
 // Gauge is a gauge whose series a Series holds: its name, help and labels.
-type Gauge struct{ desc *prometheus.Desc }
+type Gauge struct{ desc seriesDesc }
 
 // NewGauge is the gauge opts names, with labels.
 func NewGauge(opts prometheus.GaugeOpts, labels []string) *Gauge {
 	name := prometheus.BuildFQName(opts.Namespace, opts.Subsystem, opts.Name)
-	return &Gauge{desc: prometheus.NewDesc(name, opts.Help, labels, opts.ConstLabels)}
+	return &Gauge{desc: newSeriesDesc(name, opts.Help, labels, opts.ConstLabels)}
 }
 
 // Sample is one gauge series an object's status gives: the gauge, its label values, its value.
@@ -71,7 +71,7 @@ func (s *Series[K]) Value(gauge *Gauge, labels ...string) (float64, bool) {
 
 func (s *Series[K]) Describe(ch chan<- *prometheus.Desc) {
 	for _, g := range s.gauges {
-		ch <- g.desc
+		ch <- g.desc.desc
 	}
 }
 
@@ -80,23 +80,14 @@ func (s *Series[K]) Describe(ch chan<- *prometheus.Desc) {
 func (s *Series[K]) Collect(ch chan<- prometheus.Metric) {
 	s.mu.Lock()
 	metrics := make([]prometheus.Metric, 0, len(s.byObject)*len(s.gauges))
+	sc := newScrape()
 	for _, samples := range s.byObject {
 		for _, x := range samples {
-			metrics = append(metrics, constMetric(x.Gauge.desc, prometheus.GaugeValue, x.Value, x.Labels...))
+			metrics = append(metrics, sc.series(x.Gauge.desc, prometheus.GaugeValue, x.Value, x.Labels...))
 		}
 	}
 	s.mu.Unlock()
 	for _, m := range metrics {
 		ch <- m
 	}
-}
-
-// constMetric is a series at the time of the scrape; a label set that does not fit desc is
-// sent as the error the registry reports (a programming error, found by any test that scrapes).
-func constMetric(desc *prometheus.Desc, kind prometheus.ValueType, value float64, labels ...string) prometheus.Metric {
-	m, err := prometheus.NewConstMetric(desc, kind, value, labels...)
-	if err != nil {
-		return prometheus.NewInvalidMetric(desc, err)
-	}
-	return m
 }
