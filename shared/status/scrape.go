@@ -39,8 +39,8 @@ func newSeriesDesc(name, help string, labels []string, constLabels prometheus.La
 // scrape builds the series of one scrape. Each label pair (a name and a value) is made once
 // and shared by every series that has it: the registry turns every series into a metric
 // message at each scrape, and prometheus.NewConstMetric's own pairs, two strings and a
-// message per label of each series, were most of what a scrape allocated (15,000 condition
-// series of 1000 objects took 17.5 MB; BenchmarkScrapeOf1000Objects).
+// message per label of each series, were most of what a scrape allocated (the 19,000 series
+// of BenchmarkScrapeOf1000Objects: 902 bytes each, 420 shared).
 type scrape struct{ pairs map[[2]string]*dto.LabelPair }
 
 func newScrape() *scrape { return &scrape{pairs: map[[2]string]*dto.LabelPair{}} }
