@@ -138,9 +138,9 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 	if outcome != "" {
 		outcome = ", " + outcome
 	}
-	fmt.Printf("memory-limited, %s, limit %s: %d of %d settled in %s%s; CPU %s, %.0f GCs; group peak %.1f MiB, %d hits of its limit, %d OOM kills; RSS %.1f MiB (anonymous %.1f MiB)\n",
+	fmt.Printf("memory-limited, %s, limit %s: %d of %d settled in %s%s; CPU %s, %s GCs; group peak %.1f MiB, %d hits of its limit, %d OOM kills; RSS %.1f MiB (anonymous %.1f MiB)\n",
 		op, limitName(limit), run.settled, n, run.toSettled.Round(100*time.Millisecond), outcome,
-		run.cpu.Round(100*time.Millisecond), run.gcCycles, float64(run.groupPeak)/(1<<20), run.limitHits, run.oomKills,
+		run.cpu.Round(100*time.Millisecond), run.gcs(), float64(run.groupPeak)/(1<<20), run.limitHits, run.oomKills,
 		float64(run.settledRSS)/(1<<20), float64(run.settledAnon)/(1<<20))
 	if run.died || run.gaveUp { // a fresh manager with memory enough removes what the copies need removed
 		stopBenchManager(manager)
@@ -233,11 +233,20 @@ func limitName(limit int64) string {
 	return resource.NewQuantity(limit, resource.BinarySI).String()
 }
 
+// gcs is the number of collections until settled, or "no scrape" when the manager did not
+// answer the scrape that reads it (in 30 s).
+func (r limitedRun) gcs() string {
+	if r.gcCycles < 0 {
+		return "no scrape"
+	}
+	return strconv.FormatFloat(r.gcCycles, 'f', 0, 64)
+}
+
 // printLimitedTable prints a row per run, each limited run's time against the same
 // operator's unlimited one.
 func printLimitedTable(runs []limitedRun) {
 	fmt.Printf("\n== bench-scale, memory-limited: each manager in a memory group as a container's (the pages of its binary it reads counted), without a limit and then with one\n")
-	fmt.Printf("%-17s %6s %7s %8s %10s %6s %8s %6s %10s %10s %5s %9s %9s\n", "operator", "limit", "objects", "settled", "to settled", "ratio",
+	fmt.Printf("%-17s %6s %7s %8s %10s %6s %8s %9s %10s %10s %5s %9s %9s\n", "operator", "limit", "objects", "settled", "to settled", "ratio",
 		"CPU", "GCs", "group peak", "limit hits", "OOM", "RSS then", "anon then")
 	var unlimited time.Duration
 	for _, r := range runs {
@@ -245,8 +254,8 @@ func printLimitedTable(runs []limitedRun) {
 			unlimited = r.toSettled
 		}
 		outcome := strings.TrimSpace(fmt.Sprintf("%d %s", r.settled, r.outcome()))
-		fmt.Printf("%-17s %6s %7d %8s %10s %6.2f %8s %6.0f %9.1fM %10d %5d %8.1fM %8.1fM\n", r.operator, limitName(r.limit), r.objects, outcome,
-			r.toSettled.Round(100*time.Millisecond), r.toSettled.Seconds()/unlimited.Seconds(), r.cpu.Round(100*time.Millisecond), r.gcCycles,
+		fmt.Printf("%-17s %6s %7d %8s %10s %6.2f %8s %9s %9.1fM %10d %5d %8.1fM %8.1fM\n", r.operator, limitName(r.limit), r.objects, outcome,
+			r.toSettled.Round(100*time.Millisecond), r.toSettled.Seconds()/unlimited.Seconds(), r.cpu.Round(100*time.Millisecond), r.gcs(),
 			float64(r.groupPeak)/(1<<20), r.limitHits, r.oomKills, float64(r.settledRSS)/(1<<20), float64(r.settledAnon)/(1<<20))
 	}
 }
