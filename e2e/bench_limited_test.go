@@ -138,7 +138,7 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 	if outcome != "" {
 		outcome = ", " + outcome
 	}
-	fmt.Printf("memory-limited, %s, limit %s: %d of %d settled in %s%s; CPU %s, %s GCs; group peak %.1f MiB, %d hits of its limit, %d OOM kills; RSS %.1f MiB (anonymous %.1f MiB)\n",
+	fmt.Printf("memory-limited, %s, limit %s: %d of %d settled in %s%s; CPU %s, GCs %s; group peak %.1f MiB, %d hits of its limit, %d OOM kills; RSS %.1f MiB (anonymous %.1f MiB)\n",
 		op, limitName(limit), run.settled, n, run.toSettled.Round(100*time.Millisecond), outcome,
 		run.cpu.Round(100*time.Millisecond), run.gcs(), float64(run.groupPeak)/(1<<20), run.limitHits, run.oomKills,
 		float64(run.settledRSS)/(1<<20), float64(run.settledAnon)/(1<<20))
