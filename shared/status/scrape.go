@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -36,9 +35,9 @@ func newSeriesDesc(name, help string, labels []string, constLabels prometheus.La
 	return d
 }
 
-// scrape builds the series of one scrape. Each label pair (a name and a value) is made once
-// and shared by every series that has it: the registry turns every series into a metric
-// message at each scrape, and prometheus.NewConstMetric's own pairs, two strings and a
+// scrape builds one collector's series at a scrape. Each label pair (a name and a value) is
+// made once and shared by every series that has it: the registry turns every series into a
+// metric message at each scrape, and prometheus.NewConstMetric's own pairs, two strings and a
 // message per label of each series, were most of what a scrape allocated (the 19,000 series
 // of BenchmarkScrapeOf1000Objects: 902 bytes each, 420 shared).
 type scrape struct{ pairs map[[2]string]*dto.LabelPair }
@@ -47,7 +46,7 @@ func newScrape() *scrape { return &scrape{pairs: map[[2]string]*dto.LabelPair{}}
 
 // series is a series of d with values at the time of the scrape; values that do not fit d
 // are sent as the error the registry reports (a programming error, found by any test that
-// scrapes).
+// scrapes). The registry checks that each value is UTF-8, as it does every series'.
 func (s *scrape) series(d seriesDesc, kind prometheus.ValueType, value float64, values ...string) prometheus.Metric {
 	if len(values) != d.variable {
 		return prometheus.NewInvalidMetric(d.desc, fmt.Errorf("%d label values for %d labels", len(values), d.variable))
@@ -57,9 +56,6 @@ func (s *scrape) series(d seriesDesc, kind prometheus.ValueType, value float64, 
 		v := l.constant
 		if l.index >= 0 {
 			v = values[l.index]
-			if !utf8.ValidString(v) {
-				return prometheus.NewInvalidMetric(d.desc, fmt.Errorf("label %s: %q is not valid UTF-8", l.name, v))
-			}
 		}
 		labels[i] = s.pair(l.name, v)
 	}

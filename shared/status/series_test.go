@@ -51,6 +51,7 @@ func TestSeriesScrapeFailsOnASampleThatDoesNotFitItsGauge(t *testing.T) {
 	for name, sample := range map[string]Sample{
 		"a gauge the series was not made with": {other, []string{"ns", "one"}, 1},
 		"a label too few":                      {testMembers, []string{"ns", "one"}, 1},
+		"a label value not UTF-8":              {testMembers, []string{"ns", "one", "\xff"}, 1},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := NewSeries[string](testMembers, testReady)
