@@ -153,6 +153,12 @@ var _ = Describe("Monitoring: a real Prometheus scrapes every operator and runs 
 		}
 	})
 
+	AfterEach(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() {
+			dumpForFailure(ctx, "monitoring", ns, etcdManagerNamespace+"-monitoring")
+		}
+	})
+
 	It("scrapes every manager through its ServiceMonitor over HTTPS with the Prometheus's token; a scrape without one is refused", func(ctx SpecContext) {
 		for _, op := range operators() {
 			expectScrapedUp(ctx, op+"-operator", op+"-system-monitoring")

@@ -33,12 +33,21 @@ export async function detailView(k, ns, name, signal) {
       h('section', { 'aria-labelledby': 'h-spec' }, h('h2', { id: 'h-spec' }, 'Spec'), sections.spec),
       h('section', { 'aria-labelledby': 'h-status' }, h('h2', { id: 'h-status' }, 'Status'), sections.status)));
 
+  // The buttons are made again only when their labels change: a button replaced between a
+  // press and its release (a status update arrives every few seconds) loses the click. Each
+  // acts on the object as it is when clicked.
+  let labels = null;
   const render = () => {
-    replace(actionBar,
-      h('a', { className: 'button', href: editHash(k, ns, name) }, 'Edit'),
-      actionsFor(k, object).map((action) => h('button', { type: 'button', 'data-action': action.id,
-        onclick: () => action.run(k, object) }, action.label(object))),
-      h('button', { type: 'button', className: 'danger', onclick: () => deleteObject(k, object) }, 'Delete'));
+    const actions = actionsFor(k, object);
+    const now = JSON.stringify(actions.map((action) => [action.id, action.label(object)]));
+    if (now !== labels) {
+      labels = now;
+      replace(actionBar,
+        h('a', { className: 'button', href: editHash(k, ns, name) }, 'Edit'),
+        actions.map((action) => h('button', { type: 'button', 'data-action': action.id,
+          onclick: () => actionsFor(k, object).find((a) => a.id === action.id).run() }, action.label(object))),
+        h('button', { type: 'button', className: 'danger', onclick: () => deleteObject(k, object) }, 'Delete'));
+    }
     replace(sections.conditions, conditionsTable(object));
     replace(sections.spec, JSON.stringify(object.spec || {}, null, 2));
     const { conditions, ...status } = object.status || {};
