@@ -117,9 +117,9 @@ const byKind = {
   }],
 };
 
-// actionsFor answers the one-click actions of an object of kind k.
-export function actionsFor(k, object) {
-  return (byKind[`${k.group}/${k.kind}`] || []).map((a) => ({ ...a, run: () => runAction(k, object, a) }));
+// actionsFor answers the one-click actions of kind k; run(object) acts on an object of it.
+export function actionsFor(k) {
+  return (byKind[`${k.group}/${k.kind}`] || []).map((a) => ({ ...a, run: (object) => runAction(k, object, a) }));
 }
 
 async function runAction(k, object, action) {

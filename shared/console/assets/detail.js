@@ -36,16 +36,16 @@ export async function detailView(k, ns, name, signal) {
   // The buttons are made again only when their labels change: a button replaced between a
   // press and its release (a status update arrives every few seconds) loses the click. Each
   // acts on the object as it is when clicked.
+  const actions = actionsFor(k);
   let labels = null;
   const render = () => {
-    const actions = actionsFor(k, object);
-    const now = JSON.stringify(actions.map((action) => [action.id, action.label(object)]));
-    if (now !== labels) {
-      labels = now;
+    const current = JSON.stringify(actions.map((action) => action.label(object)));
+    if (current !== labels) {
+      labels = current;
       replace(actionBar,
         h('a', { className: 'button', href: editHash(k, ns, name) }, 'Edit'),
         actions.map((action) => h('button', { type: 'button', 'data-action': action.id,
-          onclick: () => actionsFor(k, object).find((a) => a.id === action.id).run() }, action.label(object))),
+          onclick: () => action.run(object) }, action.label(object))),
         h('button', { type: 'button', className: 'danger', onclick: () => deleteObject(k, object) }, 'Delete'));
     }
     replace(sections.conditions, conditionsTable(object));
