@@ -545,7 +545,10 @@ E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE
 E2E_PROCS ?= 3
 
 # The suites run on a fresh local cluster with OLM and the catalog (olm-up), and the registry
-# holding our images, the bundle images and the catalog image.
+# holding our images, the bundle images and the catalog image. When a spec fails, the last
+# lines printed are each failure's digest (step, message, where the spec was), from ginkgo's
+# JSON report: the end of a CI log is often all that is kept of it.
+E2E_REPORT = $(LOCAL)/test-results/ginkgo-e2e.json
 .PHONY: e2e
 e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up and tear down (GINKGO_ARGS='--focus=...').
 	@if $(LOCALCLUSTER) status --dir $(LOCAL) >/dev/null 2>&1; then \
@@ -553,8 +556,10 @@ e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up 
 	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up cert-manager-up s3-up prometheus-up docker-push bundle-push catalog-push helm-push || \
 	  { rc=$$?; $(MAKE) --no-print-directory cluster-down registry-down; exit $$rc; }; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
-	(cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v --procs=$(E2E_PROCS) $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
-	$(MAKE) --no-print-directory cluster-down registry-down; exit $$rc
+	rm -f $(E2E_REPORT); (cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v --procs=$(E2E_PROCS) --json-report=$(E2E_REPORT) \
+	  $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
+	$(MAKE) --no-print-directory cluster-down registry-down; \
+	if [ $$rc -ne 0 ] && [ -s $(E2E_REPORT) ]; then (cd e2e && go run ./cmd/failure-digest $(E2E_REPORT)) || true; fi; exit $$rc
 
 # make robustness runs the etcd-cluster robustness scenarios (the e2e specs labelled
 # robustness), each under at least ROBUSTNESS_TRAFFIC of traffic; make e2e runs them too, each

@@ -96,19 +96,43 @@ func (p *consolePage) setField(path, value string) {
 	p.setValue(fmt.Sprintf(`[data-path=%q] > input`, path), value)
 }
 
-// login opens the console at the address's root (which leads to it) and logs in with token.
-func (p *consolePage) login(ctx context.Context, token string) {
+// load opens url as a new page and waits until what selector names shows. Chromium aborts a
+// page load when the machine's network changes (net::ERR_NETWORK_CHANGED: other specs' pods
+// come and go with their interfaces), so the load is tried again, as a person would reload.
+func (p *consolePage) load(url string, selector chromedp.CSS) {
 	GinkgoHelper()
-	Eventually(func() error { return chromedp.Do(p.ctx, chromedp.Navigate(p.base+"/")) }).WithContext(ctx).Should(Succeed())
-	p.do(chromedp.WaitVisible(chromedp.CSS("#token")), chromedp.SendKeys(chromedp.CSS("#token"), token),
+	Eventually(func() error { return chromedp.Do(p.ctx, chromedp.Navigate(url)) }).
+		WithContext(p.ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed(), "loading %s", url)
+	p.do(chromedp.WaitVisible(selector))
+}
+
+// login opens the console at the address's root (which leads to it) and logs in with token.
+func (p *consolePage) login(token string) {
+	GinkgoHelper()
+	p.load(p.base+"/", chromedp.CSS("#token"))
+	p.do(chromedp.SendKeys(chromedp.CSS("#token"), token),
 		chromedp.Click(chromedp.CSS("form.login button[type=submit]")), chromedp.WaitVisible(chromedp.CSS(`#kinds a[data-kind]`)))
 }
 
 // open shows the page of an object.
 func (p *consolePage) open(group, plural, namespace, name string) {
 	GinkgoHelper()
-	p.do(chromedp.Navigate(fmt.Sprintf("%s/console/?%s#/object/%s/%s/%s/%s", p.base, name, group, plural, namespace, name)),
-		chromedp.WaitVisible(chromedp.CSS(`#h-conditions`)))
+	p.load(fmt.Sprintf("%s/console/?%s#/object/%s/%s/%s/%s", p.base, name, group, plural, namespace, name), chromedp.CSS(`#h-conditions`))
+}
+
+// dropNext makes the network drop the page's next request of method whose address contains
+// part, as a network change would; window.dropped counts the requests dropped.
+func (p *consolePage) dropNext(method, part string) {
+	GinkgoHelper()
+	eval[bool](p, fmt.Sprintf(`(() => { const send = window.fetch; window.dropped = 0;
+		window.fetch = (url, init) => {
+			if (!window.dropped && String(url).includes(%q) && ((init && init.method) || 'GET') === %q) {
+				window.dropped++;
+				return Promise.reject(new TypeError('Failed to fetch'));
+			}
+			return send(url, init);
+		};
+		return true; })()`, part, method))
 }
 
 // serveConsole runs operator's manager for namespace with its REST API and console on a
@@ -139,7 +163,7 @@ var _ = Describe("The web console in a real browser", func() {
 		page := serveConsole(ctx, chromium, "gordon", ns)
 
 		By("logging in with the ServiceAccount's token at the address's root, which leads to the console")
-		page.login(ctx, token)
+		page.login(token)
 		Expect(page.text("#user")).To(Equal("system:serviceaccount:" + ns + ":operator-user"))
 		Expect(eval[string](page, `document.getElementById('namespace').value`)).To(Equal(ns),
 			"a token that may not list namespaces starts in its ServiceAccount's own")
@@ -199,8 +223,10 @@ var _ = Describe("The web console in a real browser", func() {
 		replicas, _, _ := unstructured.NestedInt64(gordon.Object, "spec", "gordon", "replicas")
 		Expect(replicas).To(BeEquivalentTo(3), "the Gordon as stored")
 
-		By("the list follows the cluster: a change made elsewhere shows without a reload")
+		By("the list follows the cluster: a change made elsewhere shows without a reload; a read the network dropped is sent again")
+		page.dropNext("GET", "/gordons?")
 		page.do(chromedp.Click(chromedp.CSS(`#kinds a[data-kind=Gordon]`)), chromedp.WaitVisible(chromedp.CSS(`tr[data-name=web]`)))
+		Expect(eval[int](page, `window.dropped`)).To(Equal(1), "the list's first read was dropped")
 		desired := fmt.Sprintf(`tr[data-name=web] td:nth-child(%d)`, 1+eval[int](page,
 			`[...document.querySelectorAll('table.objects th')].findIndex((th) => th.textContent === 'Desired')`))
 		Expect(page.text(desired)).To(Equal("3"))
@@ -228,7 +254,7 @@ var _ = Describe("The web console in a real browser", func() {
 		page.do(chromedp.SetValue(chromedp.CSS("#namespace"), ns),
 			chromedp.Evaluate[chromedp.Void](`void document.getElementById('namespace').dispatchEvent(new Event('change'))`))
 		opened := time.Now()
-		page.do(chromedp.Navigate(page.base + "/console/?reload#/list/operator.prgcont.cz/gordons")) // a new page load
+		page.load(page.base+"/console/?reload#/list/operator.prgcont.cz/gordons", chromedp.CSS("table.objects")) // a new page load
 		Eventually(func() int { return page.count("table.objects tbody tr") }).WithContext(ctx).WithPolling(20 * time.Millisecond).Should(Equal(100))
 		paint := time.Since(opened)
 		shot = page.screenshot("console-list.png")
@@ -239,7 +265,7 @@ var _ = Describe("The web console in a real browser", func() {
 			"list-of-100-painted " + paint.Round(time.Millisecond).String(), ""}, "\n")), 0o644)).To(Succeed())
 
 		By("a token that stops working is asked for again over the page, and the half-filled form is kept and sent")
-		page.do(chromedp.Navigate(page.base+"/console/?again#/new/operator.prgcont.cz/gordons"), chromedp.WaitVisible(field("metadata.name")))
+		page.load(page.base+"/console/?again#/new/operator.prgcont.cz/gordons", field("metadata.name"))
 		page.setField("metadata.name", "after-login")
 		second := serviceAccountToken(ctx, ns, "second-user", gordonRules...)
 		Expect(k8sClient.Delete(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "operator-user"}})).To(Succeed())
@@ -251,7 +277,7 @@ var _ = Describe("The web console in a real browser", func() {
 			chromedp.WaitVisible(chromedp.CSS(`#h-conditions`)))
 		Expect(page.text("#user")).To(Equal("system:serviceaccount:" + ns + ":second-user"))
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "after-login"}, gordon)).To(Succeed(), "the form was sent after the login")
-	})
+	}, SpecTimeout(8*time.Minute))
 
 	It("shows each kind's one-click actions before sending them: upgrade an EtcdCluster, back it up now, roll a Minimart back", func(ctx SpecContext) {
 		chromium := requireChromium()
@@ -283,7 +309,7 @@ var _ = Describe("The web console in a real browser", func() {
 		Expect(k8sClient.Status().Patch(ctx, cluster, client.RawPatch("application/merge-patch+json", []byte(`{"status":{"currentVersion":"3.5.9"}}`)))).To(Succeed())
 		backup := applySample(ctx, "etcd-cluster", "etcd_v1beta2_etcdbackup.yaml", ns)
 
-		page.login(ctx, token)
+		page.login(token)
 		By("the actions' rules, as the page computes them")
 		checks, err := chromedp.Run(page.ctx, chromedp.Evaluate[string](`import('/console/actions.js').then((m) => JSON.stringify([
 			m.etcdUpgradeProblem('3.5.9', '3.5.12'), m.etcdUpgradeProblem('3.5.9', '3.6.0'), m.etcdUpgradeProblem('3.6.1', '3.5.9'),
@@ -304,6 +330,12 @@ var _ = Describe("The web console in a real browser", func() {
 		page.setValue("#action-value", "3.6.8")
 		Expect(page.text("#action-problem")).To(BeEmpty())
 		Expect(page.text("pre.patch")).To(MatchJSON(`{"spec":{"version":"3.6.8"}}`))
+		By("a change the network dropped is not sent again by itself: the dialog says it may have been made, and Send sends it")
+		page.dropNext("PATCH", "?fieldValidation=Strict") // the change itself, not its dry run
+		page.do(chromedp.Click(chromedp.CSS(`dialog button[type=submit]`)))
+		Eventually(func() string { return page.text("dialog .field-error[role=alert]:not(#action-problem)") }).WithContext(ctx).
+			Should(ContainSubstring("the change may have been made or not"))
+		Expect(eval[int](page, `window.dropped`)).To(Equal(1))
 		page.do(chromedp.Click(chromedp.CSS(`dialog button[type=submit]`)), chromedp.WaitNotPresent(chromedp.CSS(`dialog`)))
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cluster), cluster)).To(Succeed())
 		Expect(cluster.Object["spec"]).To(HaveKeyWithValue("version", "3.6.8"))
@@ -334,5 +366,5 @@ var _ = Describe("The web console in a real browser", func() {
 		page.do(chromedp.Click(chromedp.CSS(`dialog button[type=submit]`)), chromedp.WaitNotPresent(chromedp.CSS(`dialog`)))
 		Eventually(revision).WithContext(ctx).Should(BeEquivalentTo(3))
 		Expect(minimart.Object["spec"]).To(HaveKeyWithValue("storeName", "Minimart"))
-	})
+	}, SpecTimeout(8*time.Minute))
 })

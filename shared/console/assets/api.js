@@ -38,13 +38,37 @@ async function decode(resp) {
   return text;
 }
 
+// readRetries is how often a read the network dropped is sent again, readRetryDelay after the
+// last: a browser drops requests in flight when the machine's network changes (Chromium's
+// net::ERR_NETWORK_CHANGED), and a page should not break on that.
+const readRetries = 3;
+const readRetryDelay = 500;
+
+// send is fetch, with a read or a dry run sent again when the network dropped it. A change is
+// not: the server may have made it, so the person is told so instead.
+async function send(method, url, init) {
+  const repeatable = method === 'GET' || new URL(url, location.origin).searchParams.has('dryRun');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fetch(url, init);
+    } catch (err) {
+      if (init.signal && init.signal.aborted) throw err;
+      if (!repeatable) {
+        throw new Error(`The connection dropped before the answer came (${err.message}): the change may have been made or not. Reload to see.`);
+      }
+      if (attempt === readRetries) throw new Error(`The console could not be reached (${err.message}).`);
+      await new Promise((resolve) => setTimeout(resolve, readRetryDelay * (attempt + 1)));
+    }
+  }
+}
+
 // call sends one request to the console (path under /console/) and answers its decoded body.
 async function call(method, path, { body, contentType = 'application/json', accept = 'application/json', signal } = {}) {
   for (;;) {
     const headers = { Accept: accept };
     if (body !== undefined) headers['Content-Type'] = contentType;
     if (method !== 'GET') headers['X-CSRF-Token'] = csrfToken();
-    const resp = await fetch(base + path, {
+    const resp = await send(method, base + path, {
       method, headers, signal, credentials: 'same-origin',
       body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body),
     });

@@ -45,6 +45,10 @@ export async function editorView(k, target, signal) {
   };
 
   const showRefusal = (err) => {
+    if (!(err instanceof api.APIError)) { // no answer came
+      replace(general, err.message);
+      return;
+    }
     const unplaced = [];
     for (const cause of err.causes) {
       const field = nearestField(fields, cause.field || '');
