@@ -212,8 +212,22 @@ var _ = Describe("The web console in a real browser", func() {
 		shot := page.screenshot("console-detail.png")
 		By("the detail page's screenshot: " + shot)
 
-		By("scaling it with the Scale button: the change is shown before it is sent, and the pods follow")
-		page.do(chromedp.Click(chromedp.CSS(`button[data-action=scale]`)), chromedp.WaitVisible(chromedp.CSS(`#action-value`)),
+		By("scaling it with the Scale button, pressed before an update of the Gordon reaches the page and released after: the click still counts")
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, gordon)).To(Succeed())
+		scale := eval[[]float64](page, `(() => { const b = document.querySelector('button[data-action=scale]'); b.scrollIntoView();
+			document.querySelector('section[aria-labelledby=h-conditions] > div > *').dataset.before = 'update';
+			const r = b.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`)
+		page.do(chromedp.MouseEvent(chromedp.MousePressed, scale[0], scale[1], chromedp.ButtonLeft, chromedp.ClickCount(1)))
+		Expect(k8sClient.Patch(ctx, gordon, client.RawPatch("application/merge-patch+json",
+			[]byte(`{"metadata":{"annotations":{"e2e.quintet.dev/touched":"between a press and its release"}}}`)))).To(Succeed())
+		Eventually(func() bool {
+			return eval[bool](page, `!document.querySelector('section[aria-labelledby=h-conditions] [data-before]')`)
+		}).
+			WithContext(ctx).Should(BeTrue(), "the page showed the update")
+		page.do(chromedp.MouseEvent(chromedp.MouseReleased, scale[0], scale[1], chromedp.ButtonLeft, chromedp.ClickCount(1)))
+
+		By("the change is shown before it is sent, and the pods follow")
+		page.do(chromedp.WaitVisible(chromedp.CSS(`#action-value`)),
 			chromedp.SetValue(chromedp.CSS(`#action-value`), "3"),
 			chromedp.Evaluate[chromedp.Void](`void document.getElementById('action-value').dispatchEvent(new Event('input'))`))
 		Expect(page.text(`pre.patch`)).To(MatchJSON(`{"spec":{"gordon":{"replicas":3}}}`))
