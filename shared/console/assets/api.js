@@ -38,9 +38,9 @@ async function decode(resp) {
   return text;
 }
 
-// readRetries is how often a read the network dropped is sent again, readRetryDelay after the
-// last: a browser drops requests in flight when the machine's network changes (Chromium's
-// net::ERR_NETWORK_CHANGED), and a page should not break on that.
+// readRetries is how often a read the network dropped is sent again, each wait readRetryDelay
+// longer than the last: a browser drops the requests in flight when the machine's network
+// changes (Chromium's net::ERR_NETWORK_CHANGED), and a page should not break on that.
 const readRetries = 3;
 const readRetryDelay = 500;
 
