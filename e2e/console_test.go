@@ -96,13 +96,11 @@ func (p *consolePage) setField(path, value string) {
 	p.setValue(fmt.Sprintf(`[data-path=%q] > input`, path), value)
 }
 
-// load opens url as a new page and waits until what selector names shows. Chromium aborts a
-// page load when the machine's network changes (net::ERR_NETWORK_CHANGED: other specs' pods
-// come and go with their interfaces), so the load is tried again, as a person would reload.
+// load opens url as a new page (again if a network change aborted it) and waits until what
+// selector names shows.
 func (p *consolePage) load(url string, selector chromedp.CSS) {
 	GinkgoHelper()
-	Eventually(func() error { return chromedp.Do(p.ctx, chromedp.Navigate(url)) }).
-		WithContext(p.ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed(), "loading %s", url)
+	navigate(p.ctx, url)
 	p.do(chromedp.WaitVisible(selector))
 }
 

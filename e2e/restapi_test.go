@@ -77,6 +77,15 @@ func runManagerWithAPI(ctx context.Context, operator, namespace string) string {
 	return addr
 }
 
+// navigate loads url in the browser ctx holds. Chromium aborts a page load when the machine's
+// network changes (net::ERR_NETWORK_CHANGED): other specs' pods come and go beside this one,
+// each with its interfaces. The load is tried again, as a person would reload.
+func navigate(ctx context.Context, url string) {
+	GinkgoHelper()
+	Eventually(func() error { return chromedp.Do(ctx, chromedp.Navigate(url)) }).
+		WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed(), "loading %s", url)
+}
+
 // swaggerUI drives Swagger UI's page in headless Chromium as a person would: Authorize with
 // the token, open an operation, Try it out, fill in the namespace and the body, Execute. It
 // returns the response code the page shows and a screenshot of the whole page.
@@ -94,11 +103,7 @@ func swaggerUI(ctx context.Context, chromium, docsURL, token, operation, namespa
 	op := "#operations-" + operation
 	css := func(selector string) chromedp.CSS { return chromedp.CSS(selector) }
 	By("opening " + docsURL + ", authorizing with the token and trying " + operation)
-	// Chromium aborts a page load when the machine's network changes (net::ERR_NETWORK_CHANGED):
-	// other specs' pods come and go beside this one, each with its interfaces. The load is
-	// tried again, as a person would reload.
-	Eventually(func() error { return chromedp.Do(browser, chromedp.Navigate(docsURL)) }).
-		WithContext(browser).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed())
+	navigate(browser, docsURL)
 	Expect(chromedp.Do(browser,
 		chromedp.WaitVisible(css("button.btn.authorize")),
 		chromedp.Click(css("button.btn.authorize")),

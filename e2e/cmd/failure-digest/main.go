@@ -76,7 +76,7 @@ func lastStep(spec types.SpecReport, before int) (types.SpecEvent, bool) {
 	var step types.SpecEvent
 	found := false
 	for _, e := range spec.SpecEvents {
-		if e.SpecEventType == types.SpecEventByStart && (before == 0 || e.TimelineLocation.Order <= before) {
+		if e.SpecEventType == types.SpecEventByStart && e.TimelineLocation.Order <= before {
 			step, found = e, true
 		}
 	}
