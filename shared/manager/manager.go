@@ -106,6 +106,7 @@ func WatchNamespaces(value string) []string {
 func New(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ctrl.Options)) (ctrl.Manager, error) {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.Zap)))
 	limitMemory(ctrl.Log.WithName("setup"))
+	adviseRandomReads(ctrl.Log.WithName("setup"))
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)

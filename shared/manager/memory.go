@@ -24,7 +24,8 @@ const cgroupV1Unlimited = 1 << 62
 // runs (a thousand objects): a group that left them 44 MiB ran at full speed, and one that left
 // them 22 to 32 MiB (ptemplate-device's 42 MiB of Go memory under 64Mi, etcd-cluster's 64 under
 // 96Mi) spent its time reading them back and settled a tenth of its objects in the time it
-// otherwise takes for all of them.
+// otherwise takes for all of them. Those runs read the binary ahead 8 MiB a fault, before
+// adviseRandomReads; the reserve was not measured again since.
 const binaryPagesReserve = 48 << 20
 
 // softMemoryLimit is the Go runtime's memory limit for a process whose cgroup's memory limit
