@@ -52,28 +52,30 @@ func fileMappings(maps io.Reader) ([]mapping, error) {
 // faults it in, rather than read ahead of the fault (see above). A failure costs only memory:
 // it is logged, and the manager goes on.
 func adviseRandomReads(log logr.Logger) {
-	ranges, err := ownFileMappings()
-	if err == nil {
-		for _, r := range ranges {
-			if _, _, errno := unix.Syscall(unix.SYS_MADVISE, r.start, r.end-r.start, unix.MADV_RANDOM); errno != 0 {
-				err = fmt.Errorf("madvise %#x-%#x: %w", r.start, r.end, errno)
-				break
-			}
-		}
-	}
+	n, err := adviseFileMappings(unix.MADV_RANDOM)
 	if err != nil {
 		log.Error(err, "The kernel reads ahead in the manager's binary, as by default")
 		return
 	}
-	log.V(1).Info("The kernel reads the manager's binary a page at a time", "mappings", len(ranges))
+	log.V(1).Info("The kernel reads the manager's binary a page at a time", "mappings", n)
 }
 
-// ownFileMappings are the ranges of this process's memory that map a file.
-func ownFileMappings() ([]mapping, error) {
+// adviseFileMappings gives advice (madvise's) for every range of this process's memory that
+// maps a file, and returns how many it advised.
+func adviseFileMappings(advice int) (int, error) {
 	maps, err := os.Open("/proc/self/maps")
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer func() { _ = maps.Close() }()
-	return fileMappings(maps)
+	ranges, err := fileMappings(maps)
+	if err != nil {
+		return 0, err
+	}
+	for _, r := range ranges {
+		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, r.start, r.end-r.start, uintptr(advice)); errno != 0 {
+			return 0, fmt.Errorf("madvise %#x-%#x: %w", r.start, r.end, errno)
+		}
+	}
+	return len(ranges), nil
 }

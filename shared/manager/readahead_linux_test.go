@@ -38,14 +38,9 @@ func TestAdviseRandomReadsHasTheKernelReadTheBinaryAPageAtATime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ranges, err := ownFileMappings()
-	if err != nil {
+	// as the kernel maps a binary, before another test's manager.New advised it
+	if _, err := adviseFileMappings(unix.MADV_NORMAL); err != nil {
 		t.Fatal(err)
-	}
-	for _, r := range ranges { // as the kernel maps a binary, before another test's manager.New advised it
-		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, r.start, r.end-r.start, unix.MADV_NORMAL); errno != 0 {
-			t.Fatalf("madvise MADV_NORMAL: %v", errno)
-		}
 	}
 	if n := randomReadMappings(t, exe); n != 0 {
 		t.Fatalf("%d of the test binary's mappings are advised random reads after MADV_NORMAL", n)
