@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"hash/maphash"
+	"maps"
 	"reflect"
 	"strings"
 	"sync"
@@ -16,7 +18,11 @@ import (
 // quarter of the 2.2 KB a kre-runtime Service takes in the cache (BenchmarkCacheHeapPerService).
 // The cache's transform makes the objects
 // share one copy of each such string (strings are immutable, so sharing changes nothing a
-// reader sees; maps and slices stay each object's own).
+// reader sees), and one copy of each map of strings they repeat whole: the labels of a
+// kre-runtime server's Secret, Services and StatefulSet, which the Services' selectors and
+// the StatefulSet's repeat again. A shared map is written by no one: the cache hands out deep
+// copies, and what reads it in place (event handlers, UnsafeDisableDeepCopy lists) only reads.
+// Other maps and slices stay each object's own.
 
 // stringPoolGeneration is how many new strings a manager's pool takes before it starts
 // forgetting those not given again: more than the distinct short strings of a thousand
@@ -40,18 +46,20 @@ func cacheTransform(pool *stringPool) func(any) (any, error) {
 // annotation) seldom repeat.
 const maxInterned = 256
 
-// stringPool hands out one copy of each string it is given. It forgets the strings not given
-// again within two generations of generationSize new strings, so names of objects long gone
-// do not pile up: an object that still holds such a string keeps it, and the next object with
-// it starts a new copy.
+// stringPool hands out one copy of each string, and of each map of strings, it is given. It
+// forgets those not given again within two generations of generationSize new ones, so names
+// of objects long gone do not pile up: an object that still holds such a string keeps it, and
+// the next object with it starts a new copy.
 type stringPool struct {
 	mu                sync.Mutex
 	generationSize    int
 	current, previous map[string]string
+	// Maps by the hash of their contents (mapHash): a few share a hash, most have it alone.
+	currentMaps, previousMaps map[uint64][]map[string]string
 }
 
 func newStringPool(generationSize int) *stringPool {
-	return &stringPool{generationSize: generationSize, current: map[string]string{}}
+	return &stringPool{generationSize: generationSize, current: map[string]string{}, currentMaps: map[uint64][]map[string]string{}}
 }
 
 // intern is the pool's copy of s (a copy of s made now, if the pool has none).
@@ -76,11 +84,55 @@ func (p *stringPool) intern(s string) string {
 	return s
 }
 
-var objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
+// shareMap is the pool's map equal to m, whose strings are the pool's already: m itself,
+// pooled now, when the pool has none.
+func (p *stringPool) shareMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	key := mapHash(m)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if shared := equalMap(p.currentMaps[key], m); shared != nil {
+		return shared
+	}
+	if shared := equalMap(p.previousMaps[key], m); shared != nil {
+		m = shared
+	}
+	if len(p.currentMaps) >= p.generationSize {
+		p.previousMaps, p.currentMaps = p.currentMaps, make(map[uint64][]map[string]string, len(p.currentMaps))
+	}
+	p.currentMaps[key] = append(p.currentMaps[key], m)
+	return m
+}
+
+// equalMap is the map of candidates equal to m; nil when none is.
+func equalMap(candidates []map[string]string, m map[string]string) map[string]string {
+	for _, c := range candidates {
+		if maps.Equal(c, m) {
+			return c
+		}
+	}
+	return nil
+}
+
+var mapSeed = maphash.MakeSeed()
+
+// mapHash is a hash of m's keys and values, whatever the order a range gives them in.
+func mapHash(m map[string]string) uint64 {
+	var sum uint64
+	for k, v := range m {
+		sum += maphash.Comparable(mapSeed, [2]string{k, v})
+	}
+	return sum
+}
+
+var objectMetaType, stringMapType = reflect.TypeFor[metav1.ObjectMeta](), reflect.TypeFor[map[string]string]()
 
 // internStrings makes obj, a pointer to an object, hold the pool's copy of each of its
-// strings: fields, slice elements, map keys and values, and the contents of unstructured
-// objects. An object's own UID and resourceVersion, which no other object has, are left.
+// strings (fields, slice elements, map keys and values, and the contents of unstructured
+// objects) and of each of its fields that is a map of strings (labels, annotations,
+// selectors). An object's own UID and resourceVersion, which no other object has, are left.
 func (p *stringPool) internStrings(obj any) {
 	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer {
 		p.internValue(v.Elem())
@@ -116,6 +168,9 @@ func (p *stringPool) internValue(v reflect.Value) {
 		}
 	case reflect.Map:
 		p.internMap(v)
+		if v.Type() == stringMapType && v.CanSet() {
+			v.Set(reflect.ValueOf(p.shareMap(v.Interface().(map[string]string))))
+		}
 	}
 }
 

@@ -2,6 +2,8 @@ package manager
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
 	"runtime"
 	"testing"
 	"unsafe"
@@ -57,6 +59,11 @@ func sameString(a, b string) bool {
 	return unsafe.StringData(a) == unsafe.StringData(b) //nolint:gosec // compares addresses, reads nothing
 }
 
+// sameMap says whether a and b are one map in memory.
+func sameMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
 // keyOf is m's key equal to key: the string the map holds.
 func keyOf(m map[string]string, key string) string {
 	for k := range m {
@@ -93,6 +100,15 @@ func TestTheCacheSharesTheStringsObjectsRepeatAndChangesNoValue(t *testing.T) {
 	for what, s := range shared {
 		if !sameString(s[0], s[1]) {
 			t.Errorf("%s: %q held twice", what, s[0])
+		}
+	}
+	sharedMaps := map[string][2]map[string]string{
+		"the labels, in two namespaces": {a.Labels, b.Labels},
+		"the labels and their selector": {a.Labels, a.Spec.Selector},
+	}
+	for what, m := range sharedMaps {
+		if !sameMap(m[0], m[1]) {
+			t.Errorf("%s: %v held twice", what, m[0])
 		}
 	}
 
@@ -158,9 +174,47 @@ func TestTheStringPoolForgetsWhatItIsNotGivenAgain(t *testing.T) {
 	}
 }
 
+func TestTheStringPoolSharesAMapOnlyWithAnEqualOne(t *testing.T) {
+	pool := newStringPool(stringPoolGeneration)
+	first := pool.shareMap(map[string]string{"app": "kre", "component": "nats"})
+	if again := pool.shareMap(map[string]string{"component": "nats", "app": "kre"}); !sameMap(again, first) {
+		t.Error("an equal map, made in another order, is held twice")
+	}
+	for _, other := range []map[string]string{{"app": "kre"}, {"app": "kre", "component": "mongo"}, {"app": "kre", "component": "nats", "x": ""}} {
+		if got := pool.shareMap(other); sameMap(got, first) || !maps.Equal(got, other) {
+			t.Errorf("%v given for %v", got, other)
+		}
+	}
+	if got := pool.shareMap(map[string]string{}); len(got) != 0 {
+		t.Errorf("%v given for an empty map", got)
+	}
+}
+
+func TestTheStringPoolForgetsTheMapsItIsNotGivenAgain(t *testing.T) {
+	pool := newStringPool(2)
+	kept := pool.shareMap(map[string]string{"kept": "1"})
+	pool.shareMap(map[string]string{"gone": "1"})
+	pool.shareMap(map[string]string{"a": "1"}) // a new generation
+	if again := pool.shareMap(map[string]string{"kept": "1"}); !sameMap(again, kept) {
+		t.Error("a map of the previous generation given again was not shared")
+	}
+	for _, k := range []string{"b", "c", "d"} { // two more generations
+		pool.shareMap(map[string]string{k: "1"})
+	}
+	for _, generation := range []map[uint64][]map[string]string{pool.currentMaps, pool.previousMaps} {
+		for _, ms := range generation {
+			for _, m := range ms {
+				if _, ok := m["gone"]; ok {
+					t.Error(`{"gone": "1"} still pooled`)
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkCacheHeapPerService is the heap 12,000 Services as kre-runtime makes them take in
 // a manager's cache, in bytes per Service, with managedFields dropped as before and with
-// their strings shared too; and the ratio.
+// their strings and maps of strings shared too; and the ratio.
 func BenchmarkCacheHeapPerService(b *testing.B) {
 	const n = 12000 // the Services of 2000 Runtimes
 	perService := map[string]float64{}
