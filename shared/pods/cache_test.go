@@ -9,9 +9,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
-func TestTrimSpecInCacheKeepsWhatTheOperatorReadsAndStillStripsManagedFields(t *testing.T) {
+func TestTrimInCacheKeepsWhatTheOperatorReadsAndStillStripsManagedFields(t *testing.T) {
 	o := &ctrl.Options{Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()}}
-	TrimSpecInCache(func(s corev1.PodSpec) corev1.PodSpec { return corev1.PodSpec{NodeName: s.NodeName} })(o)
+	TrimInCache(func(p *corev1.Pod) { p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName} })(o)
 	meta := metav1.ObjectMeta{Name: "p", Labels: map[string]string{"app": "a"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}
 	pod := &corev1.Pod{ObjectMeta: meta,
 		Spec:   corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "c", Image: "i"}}},

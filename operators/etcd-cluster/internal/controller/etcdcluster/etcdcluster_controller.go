@@ -342,8 +342,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func CacheOptions(o *ctrl.Options) {
 	labelled.CacheOnly(labelled.Exists(v1beta2.ClusterLabel), &corev1.Pod{}, &corev1.PersistentVolumeClaim{},
 		&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &corev1.Secret{})(o)
-	pods.TrimSpecInCache(func(s corev1.PodSpec) corev1.PodSpec {
-		return corev1.PodSpec{NodeName: s.NodeName, SchedulingGates: s.SchedulingGates, Volumes: s.Volumes}
+	pods.TrimInCache(func(p *corev1.Pod) {
+		p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName, SchedulingGates: p.Spec.SchedulingGates, Volumes: p.Spec.Volumes}
 	})(o)
 	ensure.SpecsOutOfCache(o)
 }

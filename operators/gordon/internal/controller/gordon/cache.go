@@ -14,5 +14,5 @@ import (
 // spec it keeps the node, all the operator reads (its metadata and status stay whole).
 func CacheOptions(o *ctrl.Options) {
 	labelled.CacheOnly(labelled.Exists(v1.GordonLabel), &corev1.Pod{})(o)
-	pods.TrimSpecInCache(func(s corev1.PodSpec) corev1.PodSpec { return corev1.PodSpec{NodeName: s.NodeName} })(o)
+	pods.TrimInCache(func(p *corev1.Pod) { p.Spec = corev1.PodSpec{NodeName: p.Spec.NodeName} })(o)
 }

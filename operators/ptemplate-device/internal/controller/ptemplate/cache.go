@@ -20,7 +20,7 @@ import (
 // pod template nor a Module's spec is kept (ensure.SpecsOutOfCache).
 func CacheOptions(o *ctrl.Options) {
 	labelled.CacheOnly(labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}), &appsv1.DaemonSet{}, &corev1.Pod{})(o)
-	pods.TrimSpecInCache(func(corev1.PodSpec) corev1.PodSpec { return corev1.PodSpec{} })(o)
+	pods.TrimInCache(func(p *corev1.Pod) { p.Spec = corev1.PodSpec{} })(o)
 	ensure.SpecsOutOfCache(o)
 	if o.Client.Cache == nil {
 		o.Client.Cache = &client.CacheOptions{}
