@@ -328,8 +328,15 @@ func conditionOf(u unstructured.Unstructured, condType string) (status, reason s
 	return "", ""
 }
 
-// deleteNamespaces deletes the namespaces and waits until they are all gone, failing after timeout.
+// namespaceDeletion is what the wait for deleted namespaces allows each at least:
+// kube-controller-manager, at its default client rate, deleted kre-runtime's 1000 namespaces
+// of 11 objects and 4 pods each in about 16 minutes.
+const namespaceDeletion = 1500 * time.Millisecond
+
+// deleteNamespaces deletes the namespaces and waits until they are all gone, failing after
+// timeout or namespaceDeletion for each, whichever is longer.
 func deleteNamespaces(t *testing.T, c client.Client, timeout time.Duration, names ...string) {
+	timeout = max(timeout, time.Duration(len(names))*namespaceDeletion)
 	ctx := context.Background()
 	for _, ns := range names {
 		must(t, client.IgnoreNotFound(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})))

@@ -94,7 +94,6 @@ func TestBenchScale(t *testing.T) {
 			n, err := strconv.Atoi(size)
 			must(t, err)
 			run := runScale(ctx, t, c, op, n, steady)
-			printScaleRun(run)
 			runs = append(runs, run)
 		}
 	}
@@ -178,6 +177,7 @@ func runScale(ctx context.Context, t *testing.T, c client.Client, op string, n i
 	run.heapTop = heapTop(t)
 	run.maxDepth, run.longestProcessing = watch.stop()
 	run.peakRSS = peakRSS(t, manager)
+	printScaleRun(run) // before the clean-up, which may fail
 	deleteNamespaces(t, c, scaleSettleLimit, namespaces...)
 	stopBenchManager(manager)
 	return run
