@@ -56,16 +56,20 @@ func killEtcdManager(ctx context.Context) {
 }
 
 // dumpForFailure writes, for a failed spec, what explains it into the e2e logs folder: the
-// namespace's objects and Events, the manager's log and the members' (the last 200 lines of
-// each container).
+// namespace's objects and Events, its pods and volume claims whole (gates, annotations,
+// init and main containers' states, claims being deleted), the manager's log and the
+// members' (the last 200 lines of each container, and of its run before a restart). A member
+// that never starts leaves the stage it stopped at there: its pod made or not, scheduled,
+// ungated, its claim bound, its init container done.
 func dumpForFailure(ctx context.Context, name, namespace, managerNamespace string) {
 	path := filepath.Join(logDir(), fmt.Sprintf("%s-failure-%s.log", name, time.Now().Format("150405")))
 	var out bytes.Buffer
 	for _, args := range [][]string{
-		{"get", "etcdclusters,statefulsets,pods,events", "-n", namespace, "-o", "wide"},
-		{"get", "etcdclusters", "-n", namespace, "-o", "yaml"},
+		{"get", "etcdclusters,statefulsets,pods,pvc,events", "-n", namespace, "-o", "wide"},
+		{"get", "etcdclusters,pods,pvc", "-n", namespace, "-o", "yaml"},
 		{"logs", "-n", managerNamespace, "-l", "control-plane=controller-manager", "--tail=-1", "--timestamps"},
 		{"logs", "-n", namespace, "-l", "app=etcd", "--all-containers", "--prefix", "--tail=200", "--timestamps"},
+		{"logs", "-n", namespace, "-l", "app=etcd", "--all-containers", "--prefix", "--tail=200", "--timestamps", "--previous"},
 	} {
 		cmd := exec.CommandContext(context.WithoutCancel(ctx), requiredEnv("E2E_KUBECTL"), args...)
 		data, err := cmd.CombinedOutput()

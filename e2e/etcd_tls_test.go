@@ -364,15 +364,21 @@ const timeToReadyEntry = "time to Ready, 3 members"
 // the plaintext cluster's (SpecPriority(1): both take the longest).
 var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Ordered, SpecPriority(1), func() {
 	var (
-		tlsClusters *etcdTLSClusters
-		version     string
+		tlsClusters        *etcdTLSClusters
+		version, namespace string
 	)
 	BeforeAll(func(ctx SpecContext) {
 		requireRealNode(ctx)
 		version = requiredEnv("E2E_ETCD_VERSION")
-		ns := createNamespace(ctx, "etcd-tls", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
-		deployOperatorCopyOnRealNode(ctx, "etcd-cluster", "tls", ns)
-		tlsClusters = createEtcdTLSClusters(ctx, ns, version)
+		namespace = createNamespace(ctx, "etcd-tls", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+		deployOperatorCopyOnRealNode(ctx, "etcd-cluster", "tls", namespace)
+		tlsClusters = createEtcdTLSClusters(ctx, namespace, version)
+	})
+
+	AfterEach(func(ctx SpecContext) {
+		if CurrentSpecReport().Failed() {
+			dumpForFailure(ctx, "etcd-tls", namespace, etcdManagerNamespace+"-tls")
+		}
 	})
 
 	It("brings a 3-member TLS cluster up from static Secrets, from cert-manager and from its own CA, each serving only TLS", func(ctx SpecContext) {

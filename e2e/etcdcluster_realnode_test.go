@@ -135,8 +135,9 @@ func expectEtcdReady(ctx context.Context, c *unstructured.Unstructured, size int
 // and the version, with Available and Ready True for the current generation.
 func checkEtcdReady(ctx context.Context, g Gomega, c *unstructured.Unstructured, size int, version string) etcdStatus {
 	s := getEtcdStatus(ctx, g, c)
-	for _, t := range []string{"Available", "Ready"} { // the reason and message say why not, when it times out
-		g.Expect(s.condition(t)).To(Equal("True"), "%s: %s: %s", t, s.reason(t), s.message(t))
+	for _, t := range []string{"Available", "Ready"} { // the reasons, messages and members say why not, when it times out
+		g.Expect(s.condition(t)).To(Equal("True"), "%s: %s: %s (Degraded %s: %s: %s; members %+v)", t, s.reason(t), s.message(t),
+			s.condition("Degraded"), s.reason("Degraded"), s.message("Degraded"), s.Members)
 	}
 	for _, cond := range s.Conditions {
 		g.Expect(cond.ObservedGeneration).To(Equal(c.GetGeneration()), "condition %s", cond.Type)
