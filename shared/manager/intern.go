@@ -29,6 +29,13 @@ import (
 // objects of each of an operator's kinds (a few tens of thousands).
 const stringPoolGeneration = 1 << 16
 
+// mapPoolGeneration is the same for maps of strings. A map of a few labels takes about 300
+// bytes beside its strings, ten times a string, so its generations are smaller: the maps of
+// objects gone that the pool keeps (two generations at most) are about 5 MB at most. A map
+// given again within two generations, as a cached object's labels are at each of its
+// updates, stays shared.
+const mapPoolGeneration = 1 << 13
+
 // cacheTransform is a manager's cache transform: it drops managedFields (no controller reads
 // them, often the largest part of a cached object) and makes the objects share their strings.
 func cacheTransform(pool *stringPool) func(any) (any, error) {
@@ -47,19 +54,20 @@ func cacheTransform(pool *stringPool) func(any) (any, error) {
 const maxInterned = 256
 
 // stringPool hands out one copy of each string, and of each map of strings, it is given. It
-// forgets those not given again within two generations of generationSize new ones, so names
-// of objects long gone do not pile up: an object that still holds such a string keeps it, and
-// the next object with it starts a new copy.
+// forgets those not given again within two generations of generationSize new strings
+// (mapGenerationSize new maps), so names of objects long gone do not pile up: an object that
+// still holds such a string keeps it, and the next object with it starts a new copy.
 type stringPool struct {
-	mu                sync.Mutex
-	generationSize    int
-	current, previous map[string]string
+	mu                                sync.Mutex
+	generationSize, mapGenerationSize int
+	current, previous                 map[string]string
 	// Maps by the hash of their contents (mapHash): a few share a hash, most have it alone.
 	currentMaps, previousMaps map[uint64][]map[string]string
 }
 
-func newStringPool(generationSize int) *stringPool {
-	return &stringPool{generationSize: generationSize, current: map[string]string{}, currentMaps: map[uint64][]map[string]string{}}
+func newStringPool(generationSize, mapGenerationSize int) *stringPool {
+	return &stringPool{generationSize: generationSize, mapGenerationSize: mapGenerationSize,
+		current: map[string]string{}, currentMaps: map[uint64][]map[string]string{}}
 }
 
 // intern is the pool's copy of s (a copy of s made now, if the pool has none).
@@ -99,7 +107,7 @@ func (p *stringPool) shareMap(m map[string]string) map[string]string {
 	if shared := equalMap(p.previousMaps[key], m); shared != nil {
 		m = shared
 	}
-	if len(p.currentMaps) >= p.generationSize {
+	if len(p.currentMaps) >= p.mapGenerationSize {
 		p.previousMaps, p.currentMaps = p.currentMaps, make(map[uint64][]map[string]string, len(p.currentMaps))
 	}
 	p.currentMaps[key] = append(p.currentMaps[key], m)

@@ -113,7 +113,7 @@ func TestTheCacheSharesTheStringsObjectsRepeatAndChangesNoValue(t *testing.T) {
 	}
 
 	// What only the object has is not pooled.
-	pool := newStringPool(stringPoolGeneration)
+	pool := newStringPool(stringPoolGeneration, mapPoolGeneration)
 	c := decoded(t, serverService(2))
 	pool.internStrings(c)
 	for _, own := range []string{string(c.UID), c.ResourceVersion} {
@@ -153,7 +153,7 @@ func TestTheCacheSharesTheStringsOfUnstructuredObjects(t *testing.T) {
 }
 
 func TestTheStringPoolForgetsWhatItIsNotGivenAgain(t *testing.T) {
-	pool := newStringPool(2)
+	pool := newStringPool(2, 2)
 	first := pool.intern(string([]byte("kept")))
 	pool.intern("gone")
 	pool.intern("a") // a new generation: kept and gone are in the previous one
@@ -175,7 +175,7 @@ func TestTheStringPoolForgetsWhatItIsNotGivenAgain(t *testing.T) {
 }
 
 func TestTheStringPoolSharesAMapOnlyWithAnEqualOne(t *testing.T) {
-	pool := newStringPool(stringPoolGeneration)
+	pool := newStringPool(stringPoolGeneration, mapPoolGeneration)
 	first := pool.shareMap(map[string]string{"app": "kre", "component": "nats"})
 	if again := pool.shareMap(map[string]string{"component": "nats", "app": "kre"}); !sameMap(again, first) {
 		t.Error("an equal map, made in another order, is held twice")
@@ -191,7 +191,7 @@ func TestTheStringPoolSharesAMapOnlyWithAnEqualOne(t *testing.T) {
 }
 
 func TestTheStringPoolForgetsTheMapsItIsNotGivenAgain(t *testing.T) {
-	pool := newStringPool(2)
+	pool := newStringPool(2, 2)
 	kept := pool.shareMap(map[string]string{"kept": "1"})
 	pool.shareMap(map[string]string{"gone": "1"})
 	pool.shareMap(map[string]string{"a": "1"}) // a new generation

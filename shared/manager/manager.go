@@ -161,7 +161,7 @@ func Options(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ct
 			// of a thousand, found at a restart, wait without a first pass.
 			UsePriorityQueue: ptr.To(false),
 		},
-		Cache: cache.Options{DefaultTransform: cacheTransform(newStringPool(stringPoolGeneration))},
+		Cache: cache.Options{DefaultTransform: cacheTransform(newStringPool(stringPoolGeneration, mapPoolGeneration))},
 	}
 	if namespaces := WatchNamespaces(os.Getenv(WatchNamespaceEnv)); len(namespaces) > 0 {
 		opts.Cache.DefaultNamespaces = map[string]cache.Config{}
