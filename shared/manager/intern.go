@@ -54,20 +54,19 @@ func cacheTransform(pool *stringPool) func(any) (any, error) {
 const maxInterned = 256
 
 // stringPool hands out one copy of each string, and of each map of strings, it is given. It
-// forgets those not given again within two generations of generationSize new strings
-// (mapGenerationSize new maps), so names of objects long gone do not pile up: an object that
-// still holds such a string keeps it, and the next object with it starts a new copy.
+// forgets those not given again within two generations (see generations), so names of
+// objects long gone do not pile up: an object that still holds such a string keeps it, and
+// the next object with it starts a new copy.
 type stringPool struct {
-	mu                                sync.Mutex
-	generationSize, mapGenerationSize int
-	current, previous                 map[string]string
+	mu      sync.Mutex
+	strings generations[string, string]
 	// Maps by the hash of their contents (mapHash): a few share a hash, most have it alone.
-	currentMaps, previousMaps map[uint64][]map[string]string
+	maps generations[uint64, []map[string]string]
 }
 
 func newStringPool(generationSize, mapGenerationSize int) *stringPool {
-	return &stringPool{generationSize: generationSize, mapGenerationSize: mapGenerationSize,
-		current: map[string]string{}, currentMaps: map[uint64][]map[string]string{}}
+	return &stringPool{strings: newGenerations[string, string](generationSize),
+		maps: newGenerations[uint64, []map[string]string](mapGenerationSize)}
 }
 
 // intern is the pool's copy of s (a copy of s made now, if the pool has none).
@@ -77,19 +76,15 @@ func (p *stringPool) intern(s string) string {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if shared, ok := p.current[s]; ok {
+	shared, current, ok := p.strings.get(s)
+	if current {
 		return shared
 	}
-	if shared, ok := p.previous[s]; ok {
-		s = shared
-	} else {
-		s = strings.Clone(s) // never a part of a larger allocation the pool would keep alive
+	if !ok {
+		shared = strings.Clone(s) // never a part of a larger allocation the pool would keep alive
 	}
-	if len(p.current) >= p.generationSize {
-		p.previous, p.current = p.current, make(map[string]string, len(p.current))
-	}
-	p.current[s] = s
-	return s
+	p.strings.put(shared, shared)
+	return shared
 }
 
 // shareMap is the pool's map equal to m, whose strings are the pool's already: m itself,
@@ -101,17 +96,46 @@ func (p *stringPool) shareMap(m map[string]string) map[string]string {
 	key := mapHash(m)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if shared := equalMap(p.currentMaps[key], m); shared != nil {
+	candidates, current, _ := p.maps.get(key)
+	shared := equalMap(candidates, m)
+	if shared != nil && current {
 		return shared
 	}
-	if shared := equalMap(p.previousMaps[key], m); shared != nil {
-		m = shared
+	if shared == nil {
+		shared, candidates = m, append(candidates, m)
 	}
-	if len(p.currentMaps) >= p.mapGenerationSize {
-		p.previousMaps, p.currentMaps = p.currentMaps, make(map[uint64][]map[string]string, len(p.currentMaps))
+	p.maps.put(key, candidates)
+	return shared
+}
+
+// generations hold a pool's entries in two generations of size each: an entry not put again
+// within two of them is forgotten.
+type generations[K comparable, V any] struct {
+	size              int
+	current, previous map[K]V
+}
+
+func newGenerations[K comparable, V any](size int) generations[K, V] {
+	return generations[K, V]{size: size, current: map[K]V{}}
+}
+
+// get is the entry of k, and whether it is in the current generation: one found only in the
+// previous generation is forgotten with it unless put again.
+func (g *generations[K, V]) get(k K) (v V, current, ok bool) {
+	if v, ok = g.current[k]; ok {
+		return v, true, true
 	}
-	p.currentMaps[key] = append(p.currentMaps[key], m)
-	return m
+	v, ok = g.previous[k]
+	return v, false, ok
+}
+
+// put sets the entry of k in the current generation, which becomes the previous one once it
+// holds size entries.
+func (g *generations[K, V]) put(k K, v V) {
+	if len(g.current) >= g.size {
+		g.previous, g.current = g.current, make(map[K]V, len(g.current))
+	}
+	g.current[k] = v
 }
 
 // equalMap is the map of candidates equal to m; nil when none is.

@@ -117,7 +117,7 @@ func TestTheCacheSharesTheStringsObjectsRepeatAndChangesNoValue(t *testing.T) {
 	c := decoded(t, serverService(2))
 	pool.internStrings(c)
 	for _, own := range []string{string(c.UID), c.ResourceVersion} {
-		if _, pooled := pool.current[own]; pooled {
+		if _, pooled := pool.strings.current[own]; pooled {
 			t.Errorf("%q, the object's own, pooled", own)
 		}
 	}
@@ -163,13 +163,13 @@ func TestTheStringPoolForgetsWhatItIsNotGivenAgain(t *testing.T) {
 	for _, s := range []string{"b", "c", "d"} { // two more generations
 		pool.intern(s)
 	}
-	if _, ok := pool.current["gone"]; ok {
+	if _, ok := pool.strings.current["gone"]; ok {
 		t.Error(`"gone" kept in the current generation`)
 	}
-	if _, ok := pool.previous["gone"]; ok {
+	if _, ok := pool.strings.previous["gone"]; ok {
 		t.Error(`"gone" kept in the previous generation`)
 	}
-	if n := len(pool.current) + len(pool.previous); n > 4 {
+	if n := len(pool.strings.current) + len(pool.strings.previous); n > 4 {
 		t.Errorf("%d strings pooled, generations of 2", n)
 	}
 }
@@ -201,7 +201,7 @@ func TestTheStringPoolForgetsTheMapsItIsNotGivenAgain(t *testing.T) {
 	for _, k := range []string{"b", "c", "d"} { // two more generations
 		pool.shareMap(map[string]string{k: "1"})
 	}
-	for _, generation := range []map[uint64][]map[string]string{pool.currentMaps, pool.previousMaps} {
+	for _, generation := range []map[uint64][]map[string]string{pool.maps.current, pool.maps.previous} {
 		for _, ms := range generation {
 			for _, m := range ms {
 				if _, ok := m["gone"]; ok {
