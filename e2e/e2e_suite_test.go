@@ -26,7 +26,10 @@ var (
 
 func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
-	SetDefaultEventuallyTimeout(2 * time.Minute)
+	// An Eventually given the spec's context would otherwise wait until the suite's timeout:
+	// bound every wait, and give the few longer ones their own WithTimeout.
+	SetDefaultEventuallyTimeout(5 * time.Minute)
+	EnforceDefaultTimeoutsWhenUsingContexts()
 	SetDefaultEventuallyPollingInterval(250 * time.Millisecond)
 	RunSpecs(t, "Quintet e2e")
 }
@@ -43,7 +46,15 @@ var _ = BeforeSuite(func() {
 
 // createNamespace makes a namespace for one spec, with extra labels, and deletes it after.
 func createNamespace(ctx context.Context, prefix string, labels map[string]string) string {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: labels}}
+	return createAnnotatedNamespace(ctx, prefix, labels, nil)
+}
+
+// createAnnotatedNamespace is createNamespace with annotations set at creation. Admission
+// plugins that read a namespace's annotations (PodNodeSelector, PodTolerationRestriction)
+// read them from an informer, so annotations added by a later update may not be seen by
+// the first pods created after it.
+func createAnnotatedNamespace(ctx context.Context, prefix string, labels, annotations map[string]string) string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-", Labels: labels, Annotations: annotations}}
 	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) {
 		Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, ns))).To(Succeed())

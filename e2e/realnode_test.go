@@ -65,12 +65,7 @@ func realNodeNamespace(ctx context.Context, prefix string) string {
 // realNodeNamespaceAt makes a namespace enforcing the Pod Security level whose pods all land
 // on the real node.
 func realNodeNamespaceAt(ctx context.Context, prefix, level string) string {
-	ns := createNamespace(ctx, prefix, map[string]string{"pod-security.kubernetes.io/enforce": level})
-	namespace := &corev1.Namespace{}
-	Expect(k8sClient.Get(ctx, client.ObjectKey{Name: ns}, namespace)).To(Succeed())
-	namespace.Annotations = realNodeAnnotations()
-	Expect(k8sClient.Update(ctx, namespace)).To(Succeed())
-	return ns
+	return createAnnotatedNamespace(ctx, prefix, map[string]string{"pod-security.kubernetes.io/enforce": level}, realNodeAnnotations())
 }
 
 // agentPodSpec runs the e2e agent image (built by `make images`, never pulled) as a
@@ -143,6 +138,9 @@ func runningAgentPod(ctx context.Context, namespace string) *corev1.Pod {
 	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		if pod.Spec.NodeName != "" && pod.Spec.NodeName != realNodeName {
+			StopTrying(fmt.Sprintf("pod %s was scheduled to %s, not the real node", pod.Name, pod.Spec.NodeName)).Now()
+		}
 		g.Expect(pod.Spec.NodeName).To(Equal(realNodeName))
 		g.Expect(podReady(pod)).To(BeTrue(), "pod %s is %s", pod.Name, pod.Status.Phase)
 	}).WithContext(ctx).Should(Succeed())
