@@ -29,6 +29,10 @@ const (
 	ReasonQuorumLost = "QuorumLost"
 	// ReasonBootstrapping: the first member starts a new cluster.
 	ReasonBootstrapping = "Bootstrapping"
+	// ReasonEarlierVolumes: a cluster of this name was deleted and made again, and the
+	// volumes the earlier one left are not yet deleted: no member starts or joins until the
+	// garbage collector has deleted them, so none starts on the earlier cluster's data.
+	ReasonEarlierVolumes = "EarlierClusterVolumes"
 	// ReasonScalingOut: a member is added, as a learner.
 	ReasonScalingOut = "ScalingOut"
 	// ReasonScalingIn: a member is removed through etcd's API before its pod goes.

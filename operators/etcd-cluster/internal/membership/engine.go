@@ -244,7 +244,7 @@ func (e *Engine) Apply(ctx context.Context, step Step, o Observed) error {
 		return e.Runner.Wipe(ctx, step.Ordinal)
 	case ActionRestart:
 		return e.Runner.Restart(ctx, step.Ordinal)
-	case ActionNone, ActionWait, ActionRefuse:
+	case ActionNone, ActionWait, ActionRefuse, ActionAwaitVolumes:
 		return nil
 	}
 	return fmt.Errorf("unknown membership action %q", step.Action)

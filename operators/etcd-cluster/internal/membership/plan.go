@@ -28,6 +28,8 @@ const (
 	ActionWipe      Action = "Wipe"      // empty a volume holding the data of a member etcd no longer lists
 	ActionRestart   Action = "Restart"   // restart an outdated workload onto the current spec
 	ActionRefuse    Action = "Refuse"    // the change would lose quorum or data: do nothing, say why
+	// ActionAwaitVolumes: an earlier cluster's volumes are in the way: look again later.
+	ActionAwaitVolumes Action = "AwaitVolumes"
 )
 
 // Member is one member as the engine sees it.
@@ -100,6 +102,9 @@ func Quorum(n int) int { return n/2 + 1 }
 // refuses any removal that would leave fewer healthy voters than the new quorum, and
 // replaces a member only when its data is gone or it is unreachable with a sound workload.
 func Plan(desired int, o Observed) Step {
+	if step, ok := planEarlierVolumes(o); ok {
+		return step
+	}
 	if !o.Reachable {
 		return planUnreachable(o)
 	}
@@ -136,6 +141,28 @@ func Plan(desired int, o Observed) Step {
 		}
 	}
 	return planSize(desired, o, members, allHealthy, healthyVoters, voters)
+}
+
+// planEarlierVolumes waits for the volumes an earlier cluster of the same name left to be
+// deleted before anything starts or joins: a cluster deleted and made again at once (a
+// restore under its own name) finds its members' claims still there, or being deleted, until
+// the garbage collector catches up. A pod made on such a claim would start on the earlier
+// cluster's data, or keep the claim from going while it waits behind its gate (the
+// StatefulSet makes no pod on a claim being deleted, and backs off): that waiting pod is
+// deleted, so the claim can go and the StatefulSet makes both again.
+func planEarlierVolumes(o Observed) (Step, bool) {
+	for _, w := range o.Workload {
+		switch {
+		case !w.EarlierVolume:
+		case w.Exists && w.Waiting:
+			return Step{Action: ActionRestart, Ordinal: w.Ordinal,
+				Reason: fmt.Sprintf("the volume of member %d is an earlier cluster's, which goes once no pod uses it: deleting the pod waiting on it", w.Ordinal)}, true
+		case !w.Exists || w.Unready:
+			return Step{Action: ActionAwaitVolumes, Ordinal: w.Ordinal,
+				Reason: fmt.Sprintf("waiting for the garbage collector to delete the volume of member %d, an earlier cluster's of this name", w.Ordinal)}, true
+		}
+	}
+	return Step{}, false
 }
 
 // planUnreachable: no member answers. Start the first member of a new cluster, or bring

@@ -90,6 +90,12 @@ func TestPlan(t *testing.T) {
 		{"restart the highest outdated member first", 3, obs(voters(3), with(with(running(3), 2, outdated), 1, outdated)), ActionRestart, 2},
 		{"restart nothing while a member is unhealthy", 3, obs(sick(voters(3), 0), with(running(3), 2, outdated)), ActionNone, 0},
 		{"no restart while the member restarted last is not Ready yet", 3, obs(voters(3), with(with(running(3), 1, outdated), 2, unready)), ActionWait, 2},
+		{"no new cluster on an earlier cluster's volume: wait for it to go", 3, Observed{Workload: []Workload{earlierVolume(0, false)}}, ActionAwaitVolumes, 0},
+		{"no member added on an earlier cluster's volume", 3, obs(voters(1), append(running(1), earlierVolume(1, false))), ActionAwaitVolumes, 1},
+		{"delete a learner's pod waiting on an earlier cluster's volume, so that it can go", 3,
+			obs(learner(voters(1), 1, false, false, 0), append(running(1), earlierVolume(1, true))), ActionRestart, 1},
+		{"a member running on an earlier cluster's volume is left alone", 3,
+			obs(voters(3), with(running(3), 2, func(w *Workload) { w.EarlierVolume, w.VolumeGone = true, true })), ActionNone, 0},
 		{"restart a failing outdated member at once", 3, obs(sick(voters(3), 1), with(with(running(3), 1, outdated), 1, failing)), ActionRestart, 1},
 	}
 	for _, tt := range tests {
@@ -108,4 +114,10 @@ func TestQuorum(t *testing.T) {
 			t.Errorf("Quorum(%d) = %d, want %d", n, got, want)
 		}
 	}
+}
+
+// earlierVolume is the workload of ordinal on a volume an earlier cluster of the same name
+// left; waiting: its pod waits behind its gate.
+func earlierVolume(ordinal int, waiting bool) Workload {
+	return Workload{Ordinal: ordinal, Exists: waiting, Waiting: waiting, Unready: waiting, VolumeGone: true, EarlierVolume: true}
 }

@@ -41,6 +41,10 @@ type Workload struct {
 	DataOf uint64
 	// VolumeGone: the volume is deleted or being deleted.
 	VolumeGone bool
+	// EarlierVolume: the volume is an earlier cluster's of the same name, deleted or not yet:
+	// its owner is gone, and the garbage collector deletes it once no pod uses it. Its data
+	// is no member's of this cluster (DataOf is 0), and nothing may start on it.
+	EarlierVolume bool
 	// Outdated: the workload runs an earlier spec (image, flags, resources) than the current one.
 	Outdated bool
 	// Unready: the workload runs but does not pass its readiness probe yet (or is being

@@ -283,6 +283,8 @@ func (r *Reconciler) recordStep(ctx context.Context, c *v1beta2.EtcdCluster, ste
 
 func requeueAfter(c *v1beta2.EtcdCluster, step membership.Step, report membership.Report, now time.Time) time.Duration {
 	switch {
+	case step.Action == membership.ActionAwaitVolumes:
+		return requeueChanging // the garbage collector's deletion wakes nothing
 	case !report.Observed.Reachable:
 		return unreachableRequeue(c, now)
 	case step.Action == membership.ActionNone || step.Action == actionPaused || step.Action == actionHeld:

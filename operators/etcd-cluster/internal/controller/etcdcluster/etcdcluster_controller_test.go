@@ -15,6 +15,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -179,6 +180,46 @@ func TestEtcdClusterNeverStartsANewClusterOverVolumesWithData(t *testing.T) {
 		get(g, c)
 		g.Expect(conditions.Get(c, conditions.ProgressingCondition)).NotTo(BeNil())
 	}, timeout, tick).Should(Succeed())
+}
+
+func TestEtcdClusterMadeAgainUnderItsNameStartsOnlyOnceTheEarlierClustersVolumesAreGone(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	// A cluster "again" was deleted; the garbage collector (envtest runs none) has not yet
+	// deleted the volumes it owned.
+	earlier := metav1.OwnerReference{APIVersion: v1beta2.GroupVersion.String(), Kind: "EtcdCluster", Name: "again", UID: "a-deleted-cluster"}
+	for o, id := range []string{"a1", "b2", "c3"} {
+		memberClaim(t, ns, "again", o, id)
+		claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("data-again-%d", o), Namespace: ns}}
+		get(g, claim)
+		claim.OwnerReferences = []metav1.OwnerReference{earlier}
+		g.Expect(env.Client.Update(ctx, claim)).To(Succeed())
+	}
+	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "again", Namespace: ns}}
+	g.Expect(env.Client.Create(ctx, c)).To(Succeed())
+
+	g.Eventually(func(g Gomega) {
+		get(g, c)
+		progressing := conditions.Get(c, conditions.ProgressingCondition)
+		g.Expect(progressing).NotTo(BeNil())
+		g.Expect(progressing.Message).To(ContainSubstring("an earlier cluster's of this name"))
+	}, timeout, tick).Should(Succeed())
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: c.Name, Namespace: ns}}
+	g.Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(sts), sts))).To(BeTrue(),
+		"no member starts on the earlier cluster's data")
+
+	// The garbage collector deletes them.
+	for o := range 3 {
+		claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("data-again-%d", o), Namespace: ns}}
+		get(g, claim)
+		claim.Finalizers = nil
+		g.Expect(env.Client.Update(ctx, claim)).To(Succeed())
+		g.Expect(env.Client.Delete(ctx, claim)).To(Succeed())
+	}
+	g.Eventually(func(g Gomega) { get(g, sts) }, timeout, tick).Should(Succeed())
+	g.Expect(*sts.Spec.Replicas).To(BeEquivalentTo(1), "a new cluster, bootstrapped with one member")
+	expectStarted(t, sts, 0, "new")
 }
 
 // writers are the field managers that wrote obj (its spec, metadata or status).

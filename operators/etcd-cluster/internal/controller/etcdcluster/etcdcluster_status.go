@@ -23,16 +23,17 @@ const (
 
 // progressReasons maps a membership step to the Progressing reason it stands for.
 var progressReasons = map[membership.Action]string{
-	membership.ActionBootstrap: v1beta2.ReasonBootstrapping,
-	membership.ActionAdd:       v1beta2.ReasonScalingOut,
-	membership.ActionStart:     v1beta2.ReasonScalingOut,
-	membership.ActionPromote:   v1beta2.ReasonPromotingLearner,
-	membership.ActionRemove:    v1beta2.ReasonScalingIn,
-	membership.ActionReplace:   v1beta2.ReasonReplacingMember,
-	membership.ActionWipe:      v1beta2.ReasonReplacingMember,
-	membership.ActionRecover:   v1beta2.ReasonRecovering,
-	membership.ActionRestart:   v1beta2.ReasonRestarting,
-	membership.ActionRelease:   v1beta2.ReasonRestarting,
+	membership.ActionBootstrap:    v1beta2.ReasonBootstrapping,
+	membership.ActionAdd:          v1beta2.ReasonScalingOut,
+	membership.ActionStart:        v1beta2.ReasonScalingOut,
+	membership.ActionPromote:      v1beta2.ReasonPromotingLearner,
+	membership.ActionRemove:       v1beta2.ReasonScalingIn,
+	membership.ActionReplace:      v1beta2.ReasonReplacingMember,
+	membership.ActionWipe:         v1beta2.ReasonReplacingMember,
+	membership.ActionRecover:      v1beta2.ReasonRecovering,
+	membership.ActionRestart:      v1beta2.ReasonRestarting,
+	membership.ActionRelease:      v1beta2.ReasonRestarting,
+	membership.ActionAwaitVolumes: v1beta2.ReasonEarlierVolumes,
 }
 
 // memberCounts are the voting members, the healthy ones among them, and the learners.
@@ -235,6 +236,8 @@ func degraded(oc outcome, healthyVoters, voters int, available bool) (string, st
 		return v1beta2.ReasonUpgradeRefused, upgradeErr.Error()
 	case oc.tls.issuing() && o.Workloads == 0:
 		return conditions.ReasonAsExpected, "no member yet: " + oc.tls.err.Error()
+	case step.Action == membership.ActionAwaitVolumes && o.Workloads == 0:
+		return conditions.ReasonAsExpected, "no member yet: " + step.Reason
 	case !o.Reachable:
 		return v1beta2.ReasonMembersUnreachable,
 			"the operator cannot reach any member; pods may not be running etcd, or their DNS names do not resolve from the operator"

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,14 +47,16 @@ func (s *statefulSetRunner) Workloads(ctx context.Context) ([]membership.Workloa
 	}
 	last := n - 1
 	for o, claim := range claims {
-		if claim.Annotations[v1beta2.MemberIDAnnotation] != "" {
+		if claim.Annotations[v1beta2.MemberIDAnnotation] != "" || s.earlier(claim) {
 			last = max(last, o)
 		}
 	}
 	workloads := make([]membership.Workload, 0, last+1)
 	for o := 0; o <= last; o++ {
 		w := membership.Workload{Ordinal: o, Exists: o < n, VolumeGone: true}
-		if claim, ok := claims[o]; ok {
+		if claim, ok := claims[o]; ok && s.earlier(claim) {
+			w.EarlierVolume = true
+		} else if ok {
 			w.VolumeGone = claim.DeletionTimestamp != nil
 			w.DataOf, _ = strconv.ParseUint(claim.Annotations[v1beta2.MemberIDAnnotation], 16, 64)
 		}
@@ -101,6 +104,21 @@ func ordinalOf(name, prefix string) (int, bool) {
 	}
 	o, err := strconv.Atoi(rest)
 	return o, err == nil && o >= 0 && strconv.Itoa(o) == rest
+}
+
+// earlier reports whether claim is an earlier cluster's of this name: an EtcdCluster of this
+// name owns it, not this one (RecordData makes a cluster its claims' owner). The garbage
+// collector deletes it; a claim orphaned on purpose has no such owner, and is this cluster's.
+func (s *statefulSetRunner) earlier(claim *corev1.PersistentVolumeClaim) bool {
+	earlier := false
+	for _, ref := range claim.OwnerReferences {
+		if ref.UID == s.c.UID {
+			return false
+		}
+		gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+		earlier = earlier || (ref.Kind == "EtcdCluster" && ref.Name == s.c.Name && gv.Group == v1beta2.GroupVersion.Group)
+	}
+	return earlier
 }
 
 func gated(pod *corev1.Pod) bool {
@@ -191,7 +209,7 @@ func (s *statefulSetRunner) RecordData(ctx context.Context, ordinal int, id uint
 	if err := s.r.Get(ctx, s.key(claimName(s.c, ordinal)), pvc); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if gated(pod) || pvc.DeletionTimestamp != nil || pod.CreationTimestamp.Before(&pvc.CreationTimestamp) {
+	if gated(pod) || pvc.DeletionTimestamp != nil || pod.CreationTimestamp.Before(&pvc.CreationTimestamp) || s.earlier(pvc) {
 		return nil
 	}
 	patch := client.MergeFromWithOptions(pvc.DeepCopy(), client.MergeFromWithOptimisticLock{})
