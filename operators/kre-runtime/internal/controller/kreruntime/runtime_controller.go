@@ -91,9 +91,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	errs = append(errs, err)
 	sets, err := r.statefulSets(ctx, rt)
 	errs = append(errs, err)
-	pods, err := Pods(ctx, r.Client, rt.Namespace, map[string]string{v1alpha1.RuntimeLabel: rt.Name})
-	errs = append(errs, err)
-	failures := PodFailures(pods)
+	var failures []string
+	if PodsToRead(statefulSetWorkloads(sets)...) {
+		pods, err := Pods(ctx, r.APIReader, rt.Namespace, map[string]string{v1alpha1.RuntimeLabel: rt.Name})
+		errs = append(errs, err)
+		failures = PodFailures(pods)
+	}
 	err = errors.Join(errs...)
 	setStatus(rt, comps, sets, version, failures, err)
 	result, err := ensure.ResultOf(err)
@@ -250,7 +253,8 @@ func (r *Reconciler) ensure(ctx context.Context, rt *v1alpha1.Runtime, desired c
 	return ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder}.Ensure(ctx, rt, desired)
 }
 
-// SetupWithManager watches Runtimes, what they own, their pods, and the RuntimeVersions that name them.
+// SetupWithManager watches Runtimes, what they own, their pods' metadata, and the RuntimeVersions
+// that name them.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := status.ExportConditions(mgr, "Runtime", &v1alpha1.RuntimeList{}, nil); err != nil {
 		return err
@@ -261,7 +265,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&corev1.Secret{}).
 		Owns(&networkingv1.Ingress{}).
-		Watches(&corev1.Pod{}, labelled.ToOwner(v1alpha1.RuntimeLabel)).
+		WatchesMetadata(&corev1.Pod{}, labelled.ToOwner(v1alpha1.RuntimeLabel)).
 		Watches(&v1alpha1.RuntimeVersion{}, handler.EnqueueRequestsFromMapFunc(runtimeOfVersion)).
 		Named("runtime").
 		Complete(r)

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -90,7 +91,11 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 	}
 	err = r.reconcileDeployments(ctx, rv, rt, len(waiting) > 0)
 	deployments, listErr := r.deployments(ctx, rv)
-	pods, podsErr := kreruntime.Pods(ctx, r.Client, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
+	var pods []corev1.Pod
+	var podsErr error
+	if kreruntime.PodsToRead(deploymentWorkloads(deployments)...) {
+		pods, podsErr = kreruntime.Pods(ctx, r.APIReader, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
+	}
 	unready, again := unreadyPods(ctx, pods, time.Now())
 	err = errors.Join(err, listErr, podsErr)
 	setStatus(rv, deployments, append(kreruntime.PodFailures(pods), unready...), waiting, err)
@@ -119,6 +124,16 @@ func (r *Reconciler) reconcileDeployments(ctx context.Context, rv *v1alpha1.Runt
 	return errors.Join(errs...)
 }
 
+// deploymentWorkloads is what deployments' statuses say of their pods (kreruntime.PodsToRead).
+func deploymentWorkloads(deployments map[string]*appsv1.Deployment) []kreruntime.Workload {
+	out := make([]kreruntime.Workload, 0, len(deployments))
+	for _, d := range deployments {
+		out = append(out, kreruntime.Workload{Generation: d.Generation, ObservedGeneration: d.Status.ObservedGeneration, Want: ptr.Deref(d.Spec.Replicas, 1),
+			Replicas: d.Status.Replicas, ReadyReplicas: d.Status.ReadyReplicas, UpdatedReplicas: d.Status.UpdatedReplicas})
+	}
+	return out
+}
+
 // deployments returns rv's Deployments by component, as the cache has them.
 func (r *Reconciler) deployments(ctx context.Context, rv *v1alpha1.RuntimeVersion) (map[string]*appsv1.Deployment, error) {
 	list := &appsv1.DeploymentList{}
@@ -134,8 +149,8 @@ func (r *Reconciler) deployments(ctx context.Context, rv *v1alpha1.RuntimeVersio
 	return out, nil
 }
 
-// SetupWithManager watches RuntimeVersions, their Deployments, Services and pods, and the
-// Runtimes they name (a version waits for its Runtime).
+// SetupWithManager watches RuntimeVersions, their Deployments, Services and pods' metadata, and
+// the Runtimes they name (a version waits for its Runtime).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.RuntimeVersion{}, runtimeRefField,
 		func(obj client.Object) []string { return []string{obj.(*v1alpha1.RuntimeVersion).Spec.RuntimeRef.Name} })
@@ -150,7 +165,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Watches(&v1alpha1.Runtime{}, handler.EnqueueRequestsFromMapFunc(r.versionsOfRuntime)).
-		Watches(&corev1.Pod{}, labelled.ToOwner(v1alpha1.VersionLabel)).
+		WatchesMetadata(&corev1.Pod{}, labelled.ToOwner(v1alpha1.VersionLabel)).
 		Named("runtimeversion").
 		Complete(r)
 }

@@ -357,10 +357,15 @@ func TestAVersionNamesItsPodsThatCannotRun(t *testing.T) {
 	ns := newNamespace(t)
 	rv := &v1alpha1.RuntimeVersion{ObjectMeta: metav1.ObjectMeta{Name: "greeter-v1", Namespace: ns}}
 	startSample(t, ns)
-	deploymentsOf(t, ns)
+	greet := deploymentsOf(t, ns)["greet"]
 	markAvailable(g, ns)
 
-	// What the kubelet reports of a node whose image cannot be pulled; envtest runs no kubelet.
+	// A rollout of the greet node whose new pod cannot pull its image: the Deployment's surge
+	// pod, unready beside the ready one of the earlier spec. What the kubelet reports of it;
+	// envtest runs no kubelet nor kube-controller-manager.
+	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(greet), greet)).To(Succeed())
+	greet.Status = appsv1.DeploymentStatus{ObservedGeneration: greet.Generation, Replicas: 2, ReadyReplicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
+	g.Expect(env.Client.Status().Update(ctx, greet)).To(Succeed())
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "greeter-v1-greet-abc", Namespace: ns, Labels: labels(rv, "greet")},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "greet", Image: "127.0.0.1:5000/quintet/krt-runner:v0.1.0"}}}}
 	g.Expect(env.Client.Create(ctx, pod)).To(Succeed())
@@ -375,7 +380,9 @@ func TestAVersionNamesItsPodsThatCannotRun(t *testing.T) {
 		g.Expect(conditions.Get(v, conditions.ReadyCondition).Reason).To(Equal(conditions.ReasonPodsFailing))
 	}, timeout, tick).Should(Succeed())
 
+	// The rollout is undone: the pod goes, the Deployment settles.
 	g.Expect(env.Client.Delete(ctx, pod)).To(Succeed())
+	markAvailable(g, ns)
 	g.Eventually(func(g Gomega) {
 		g.Expect(conditions.IsTrue(getVersion(g, ns), conditions.ReadyCondition)).To(BeTrue())
 	}, timeout, tick).Should(Succeed())
