@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 : "${KUBECTL:?}" "${LOCALCLUSTER:?}" "${LOCAL:?}" "${HELM:?}"
 NS=quintet-demo
 k() { "$KUBECTL" "$@"; }
+source hack/real-node.sh
 
 echo "== Nodes"
 k get nodes -L quintet.dev/node
@@ -43,17 +44,7 @@ start_manager() {
 # place on the real node, and waits for its manager.
 deploy_in_cluster() {
   local op=$1 ns=$1-system
-  # Made with its annotations in one write: the plugins read namespaces from an informer, so
-  # annotations added by a later write may not yet be seen when the first pod comes.
-  k apply -f - >/dev/null <<EOF
-apiVersion: v1
-kind: Namespace
-metadata:
-  name: $ns
-  annotations:
-    scheduler.alpha.kubernetes.io/node-selector: quintet.dev/real-node=true
-    scheduler.alpha.kubernetes.io/defaultTolerations: '[{"key":"quintet.dev/real-node","operator":"Equal","value":"true","effect":"NoSchedule"}]'
-EOF
+  real_node_namespace "$ns"
   # config/default with the REST API turned on (the operator's config/api component).
   local overlay="$LOCAL/demo/$op" root
   mkdir -p "$overlay"

@@ -14,6 +14,7 @@
 set -euo pipefail
 : "${KUBECTL:?}" "${LOCALCLUSTER:?}" "${LOCAL:?}" "${OLM_BIN:?}" "${OPM:?}"
 k() { "$KUBECTL" "$@"; }
+source "$(dirname "${BASH_SOURCE[0]}")/real-node.sh"
 OLM_NS=olm
 
 # start NAME [FLAG...] -- EXE ARGS...: a tracked local process (FLAGs for localcluster start).
@@ -28,19 +29,16 @@ up() {
   k apply --server-side -f "$OLM_BIN/crds" >/dev/null
   k wait --for condition=Established --timeout=60s -f "$OLM_BIN/crds" >/dev/null
   # The pods OLM makes in its namespace (bundle unpack Jobs, catalog pods of image catalog
-  # sources) run for real only on the real node: place them there when there is one, with the
-  # namespace's annotations set in the write that makes it (the admission plugins read them
-  # from an informer). The catalog operator then reaches those catalog pods by Service name:
-  # it resolves names with the cluster's DNS.
-  local dns=() annotations='{}'
+  # sources) run for real only on the real node: place them there when there is one. The
+  # catalog operator then reaches those catalog pods by Service name: it resolves names with
+  # the cluster's DNS.
+  local dns=()
   if k get node quintet-node >/dev/null 2>&1; then
     dns=(--cluster-dns)
-    annotations='{"scheduler.alpha.kubernetes.io/node-selector": "quintet.dev/real-node=true",
-      "scheduler.alpha.kubernetes.io/defaultTolerations": "[{\"key\":\"quintet.dev/real-node\",\"operator\":\"Equal\",\"value\":\"true\",\"effect\":\"NoSchedule\"}]"}'
+    real_node_namespace "$OLM_NS"
+  else
+    k create namespace "$OLM_NS" --dry-run=client -o yaml | k apply -f - >/dev/null
   fi
-  k apply -f - >/dev/null <<EOF
-{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "$OLM_NS", "annotations": $annotations}}
-EOF
   k apply -f - >/dev/null <<EOF
 apiVersion: operators.coreos.com/v1
 kind: OLMConfig

@@ -1,33 +1,54 @@
 package kreruntime
 
-import "testing"
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
 
 func TestPodsAreReadOnlyWhileAWorkloadWithPodsHasNotSettled(t *testing.T) {
-	settled := Workload{Generation: 2, ObservedGeneration: 2, Want: 3, Replicas: 3, ReadyReplicas: 3, UpdatedReplicas: 3}
+	settled := workload{generation: 2, observedGeneration: 2, want: 3, replicas: 3, readyReplicas: 3, updatedReplicas: 3}
 	tests := []struct {
 		name   string
-		change func(*Workload)
+		change func(*workload)
 		want   bool
 	}{
-		{"settled", func(*Workload) {}, false},
-		{"a replica unready (a crash loop, an image not pulled, a probe failing)", func(w *Workload) { w.ReadyReplicas = 2 }, true},
-		{"a spec its controller has not seen", func(w *Workload) { w.Generation = 3 }, true},
-		{"rolling: ready pods of the earlier spec", func(w *Workload) { w.UpdatedReplicas = 1 }, true},
-		{"a surplus pod (a Deployment's surge)", func(w *Workload) { w.Replicas = 4 }, true},
-		{"scaling up", func(w *Workload) { w.Want = 4 }, true},
-		{"no pods yet", func(w *Workload) { *w = Workload{Generation: 1, Want: 1} }, false},
-		{"scaled to zero", func(w *Workload) { *w = Workload{Generation: 3, ObservedGeneration: 3} }, false},
+		{"settled", func(*workload) {}, false},
+		{"a replica unready (a crash loop, an image not pulled, a probe failing)", func(w *workload) { w.readyReplicas = 2 }, true},
+		{"a spec its controller has not seen", func(w *workload) { w.generation = 3 }, true},
+		{"rolling: ready pods of the earlier spec", func(w *workload) { w.updatedReplicas = 1 }, true},
+		{"a surplus pod (a Deployment's surge)", func(w *workload) { w.replicas = 4 }, true},
+		{"scaling up", func(w *workload) { w.want = 4 }, true},
+		{"no pods yet", func(w *workload) { *w = workload{generation: 1, want: 1} }, false},
+		{"scaled to zero", func(w *workload) { *w = workload{generation: 3, observedGeneration: 3} }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := settled
 			tt.change(&w)
-			if got := PodsToRead(settled, w); got != tt.want {
+			if got := unsettled(settled) || unsettled(w); got != tt.want {
 				t.Errorf("PodsToRead(settled, %+v) = %v, want %v", w, got, tt.want)
 			}
 		})
 	}
-	if PodsToRead() {
+	if PodsToRead(map[string]*appsv1.StatefulSet{}) {
 		t.Error("PodsToRead() with no workloads = true")
+	}
+}
+
+func TestPodsToReadReadsStatefulSetsAndDeploymentsAlike(t *testing.T) {
+	meta := metav1.ObjectMeta{Generation: 2}
+	set := &appsv1.StatefulSet{ObjectMeta: meta, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1)},
+		Status: appsv1.StatefulSetStatus{ObservedGeneration: 2, Replicas: 1, ReadyReplicas: 1, UpdatedReplicas: 1}}
+	deployment := &appsv1.Deployment{ObjectMeta: meta, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, ReadyReplicas: 1, UpdatedReplicas: 1}}
+	if PodsToRead(map[string]*appsv1.StatefulSet{"a": set}) || PodsToRead(map[string]*appsv1.Deployment{"a": deployment}) {
+		t.Error("a settled StatefulSet or Deployment has pods to read")
+	}
+	set.Status.ReadyReplicas, deployment.Status.ReadyReplicas = 0, 0
+	if !PodsToRead(map[string]*appsv1.StatefulSet{"a": set}) || !PodsToRead(map[string]*appsv1.Deployment{"a": deployment}) {
+		t.Error("an unready StatefulSet or Deployment has no pods to read")
 	}
 }

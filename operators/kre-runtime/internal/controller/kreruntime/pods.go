@@ -4,7 +4,9 @@ import (
 	"context"
 	"slices"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/quintet-operators/quintet/shared/pods"
@@ -21,26 +23,42 @@ func Pods(ctx context.Context, r client.Reader, namespace string, labels map[str
 	return list.Items, nil
 }
 
-// Workload is what a StatefulSet's or a Deployment's status says of its pods.
-type Workload struct {
-	// Generation is the workload's; the rest is its status.
-	Generation, ObservedGeneration                 int64
-	Want, Replicas, ReadyReplicas, UpdatedReplicas int32
+// workload is what a StatefulSet's or a Deployment's status says of its pods.
+type workload struct {
+	// generation is the workload's; the rest is its status.
+	generation, observedGeneration                 int64
+	want, replicas, readyReplicas, updatedReplicas int32
 }
 
-// PodsToRead reports whether a pass reads the pods of these workloads: whether one has pods
-// and has not settled, with each of the replicas it wants ready on its current spec and no
-// other. A settled workload's pods have nothing to tell (pods.Failure, a readiness ask): a
-// pod that crashes, cannot pull its image or stays unready leaves its replica unready. So at
-// a thousand Runtimes the manager keeps no pod bodies, and reads none once all are settled.
-func PodsToRead(workloads ...Workload) bool {
+func workloadOf[W *appsv1.StatefulSet | *appsv1.Deployment](obj W) workload {
+	switch o := any(obj).(type) {
+	case *appsv1.StatefulSet:
+		return workload{o.Generation, o.Status.ObservedGeneration, ptr.Deref(o.Spec.Replicas, 1), o.Status.Replicas, o.Status.ReadyReplicas, o.Status.UpdatedReplicas}
+	case *appsv1.Deployment:
+		return workload{o.Generation, o.Status.ObservedGeneration, ptr.Deref(o.Spec.Replicas, 1), o.Status.Replicas, o.Status.ReadyReplicas, o.Status.UpdatedReplicas}
+	}
+	return workload{}
+}
+
+// PodsToRead reports whether a pass reads the pods of these StatefulSets or Deployments:
+// whether one has pods and has not settled, with each of the replicas it wants ready on its
+// current spec and no other. A settled workload's pods have nothing to tell (pods.Failure, a
+// readiness ask): a pod that crashes, cannot pull its image or stays unready leaves its
+// replica unready. So at a thousand Runtimes the manager keeps no pod bodies, and reads none
+// once all are settled.
+func PodsToRead[W *appsv1.StatefulSet | *appsv1.Deployment](workloads map[string]W) bool {
 	for _, w := range workloads {
-		settled := w.ObservedGeneration >= w.Generation && w.Replicas == w.Want && w.ReadyReplicas == w.Want && w.UpdatedReplicas == w.Want
-		if w.Replicas > 0 && !settled {
+		if unsettled(workloadOf(w)) {
 			return true
 		}
 	}
 	return false
+}
+
+// unsettled reports whether w has pods and has not settled.
+func unsettled(w workload) bool {
+	settled := w.observedGeneration >= w.generation && w.replicas == w.want && w.readyReplicas == w.want && w.updatedReplicas == w.want
+	return w.replicas > 0 && !settled
 }
 
 // PodFailures says, sorted, why pods cannot run (pods.Failure): a crash loop, an image that

@@ -92,7 +92,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	sets, err := r.statefulSets(ctx, rt)
 	errs = append(errs, err)
 	var failures []string
-	if PodsToRead(statefulSetWorkloads(sets)...) {
+	if PodsToRead(sets) {
 		pods, err := Pods(ctx, r.APIReader, rt.Namespace, map[string]string{v1alpha1.RuntimeLabel: rt.Name})
 		errs = append(errs, err)
 		failures = PodFailures(pods)

@@ -96,13 +96,3 @@ func podSecurityContext(uid int64) *corev1.PodSecurityContext {
 	sc.FSGroup = ptr.To(uid)
 	return sc
 }
-
-// statefulSetWorkloads is what sets' statuses say of their pods (PodsToRead).
-func statefulSetWorkloads(sets map[string]*appsv1.StatefulSet) []Workload {
-	out := make([]Workload, 0, len(sets))
-	for _, s := range sets {
-		out = append(out, Workload{Generation: s.Generation, ObservedGeneration: s.Status.ObservedGeneration, Want: ptr.Deref(s.Spec.Replicas, 1),
-			Replicas: s.Status.Replicas, ReadyReplicas: s.Status.ReadyReplicas, UpdatedReplicas: s.Status.UpdatedReplicas})
-	}
-	return out
-}

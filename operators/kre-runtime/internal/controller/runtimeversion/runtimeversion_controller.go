@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -93,7 +92,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 	deployments, listErr := r.deployments(ctx, rv)
 	var pods []corev1.Pod
 	var podsErr error
-	if kreruntime.PodsToRead(deploymentWorkloads(deployments)...) {
+	if kreruntime.PodsToRead(deployments) {
 		pods, podsErr = kreruntime.Pods(ctx, r.APIReader, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
 	}
 	unready, again := unreadyPods(ctx, pods, time.Now())
@@ -122,16 +121,6 @@ func (r *Reconciler) reconcileDeployments(ctx context.Context, rv *v1alpha1.Runt
 		errs = append(errs, w.Ensure(ctx, rv, nodeDeployment(rv, rt, n, wires[n.Name], waiting)))
 	}
 	return errors.Join(errs...)
-}
-
-// deploymentWorkloads is what deployments' statuses say of their pods (kreruntime.PodsToRead).
-func deploymentWorkloads(deployments map[string]*appsv1.Deployment) []kreruntime.Workload {
-	out := make([]kreruntime.Workload, 0, len(deployments))
-	for _, d := range deployments {
-		out = append(out, kreruntime.Workload{Generation: d.Generation, ObservedGeneration: d.Status.ObservedGeneration, Want: ptr.Deref(d.Spec.Replicas, 1),
-			Replicas: d.Status.Replicas, ReadyReplicas: d.Status.ReadyReplicas, UpdatedReplicas: d.Status.UpdatedReplicas})
-	}
-	return out
 }
 
 // deployments returns rv's Deployments by component, as the cache has them.

@@ -1,0 +1,17 @@
+# real-node.sh, sourced by hack/demo.sh and hack/olm.sh (which define k, their kubectl).
+#
+# real_node_namespace NAME makes namespace NAME, or brings it up to date, with the annotations
+# by which the PodNodeSelector and PodTolerationRestriction admission plugins place its pods
+# on the real node, in one write: the plugins read namespaces from an informer, so
+# annotations added by a later write may not yet be seen when the first pod comes.
+real_node_namespace() {
+  k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $1
+  annotations:
+    scheduler.alpha.kubernetes.io/node-selector: quintet.dev/real-node=true
+    scheduler.alpha.kubernetes.io/defaultTolerations: '[{"key":"quintet.dev/real-node","operator":"Equal","value":"true","effect":"NoSchedule"}]'
+EOF
+}
