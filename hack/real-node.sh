@@ -3,9 +3,12 @@
 # real_node_namespace NAME makes namespace NAME, or brings it up to date, with the annotations
 # by which the PodNodeSelector and PodTolerationRestriction admission plugins place its pods
 # on the real node, in one write: the plugins read namespaces from an informer, so
-# annotations added by a later write may not yet be seen when the first pod comes.
+# annotations added by a later write may not yet be seen when the first pod comes. It applies
+# them server-side under a field manager of its own, so that a later apply of the namespace
+# without them (demo.sh applies an operator's config/default, which has its namespace) keeps
+# them: a client-side apply's annotations would be taken over and dropped by that apply.
 real_node_namespace() {
-  k apply -f - >/dev/null <<EOF
+  k apply --server-side --field-manager=quintet-real-node -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Namespace
 metadata:
