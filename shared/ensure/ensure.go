@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,26 +55,31 @@ func IsNotOwned(err error) (*NotOwnedError, bool) {
 // Writer writes an operator's objects. Client is the manager's (cached) client; APIReader
 // reads past the cache, which holds only the operator's labelled objects (the manager's
 // APIReader; Client when nil); Recorder, when set, records on the owner the Event of each
-// create and update made outside a pass that collects them (WithChangeSet).
+// create and update made outside a pass that collects them (WithChangeSet); Checked, when set,
+// names the kinds the cache holds as metadata alone, and remembers the versions of those
+// objects found as the operator wants them.
 type Writer struct {
 	Client    client.Client
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
+	Checked   *CheckedVersions
 }
 
 // Ensure creates desired, controller-owned by owner, or brings the fields the operator
 // manages (see CopyManagedFields) up to date. It writes nothing when they already match
 // (server defaults are not a change; an object with a large spec is compared whole only when
-// its AppliedSpecAnnotation no longer matches), logs one line per write and adds it to the
-// pass's ChangeSet (an Event of its own when ctx carries none), and refuses (NotOwnedError)
-// an object of that name owner does not control. The API server's Invalid is terminal
-// (reconcile.TerminalError): the object is built from the spec, so the same spec fails again.
+// its AppliedSpecAnnotation no longer matches, and an object of a kind w.Checked covers only
+// when it changed since it was last found as wanted), logs one line per write and adds it to
+// the pass's ChangeSet (an Event of its own when ctx carries none), and refuses
+// (NotOwnedError) an object of that name owner does not control. The API server's Invalid is
+// terminal (reconcile.TerminalError): the object is built from the spec, so the same spec
+// fails again.
 func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error {
 	gvk, err := w.Client.GroupVersionKindFor(desired)
 	if err != nil {
 		return err
 	}
-	kind := gvk.Kind
+	kind, key := gvk.Kind, client.ObjectKeyFromObject(desired)
 	if err := controllerutil.SetControllerReference(owner, desired, w.Client.Scheme()); err != nil {
 		return err
 	}
@@ -84,19 +90,32 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 	if hash != "" {
 		setApplied(desired, hash, 1) // the API server creates an object at generation 1
 	}
+	checked := w.Checked.covers(gvk)
+	var wanted wantedSum
+	if checked {
+		if wanted, err = wantedHash(desired); err != nil {
+			return err
+		}
+	}
 	log := ctrl.LoggerFrom(ctx).WithValues(kind, klog.KObj(desired))
 	existing := desired.DeepCopyObject().(client.Object)
-	err = w.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing)
+	if checked {
+		existing = metadataOf(gvk)
+	}
+	err = w.Client.Get(ctx, key, existing)
 	if apierrors.IsNotFound(err) {
 		if err = w.Client.Create(ctx, desired); !apierrors.IsAlreadyExists(err) {
 			// Logged once the API server answered: a create that finds the object made by an
 			// earlier pass (the cache had not seen it yet) wrote nothing.
 			log.Info("Creating " + kind)
+			if err == nil && checked {
+				w.Checked.record(desired, wanted)
+			}
 			return w.recorded(ctx, owner, desired, EventCreated, kind, WriteError("creating", kind, desired, err))
 		}
 		// The cache holds only labelled objects: either it has not yet seen what an earlier
 		// pass created, or the object is someone else's. The API server says.
-		err = w.apiReader().Get(ctx, client.ObjectKeyFromObject(desired), existing)
+		err = w.apiReader().Get(ctx, key, existing)
 	}
 	if err != nil {
 		return fmt.Errorf("reading %s %s: %w", kind, desired.GetName(), err)
@@ -108,19 +127,26 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 		}
 		return &NotOwnedError{Kind: kind, Name: desired.GetName(), Controller: controlledBy(existing, ownerKind.Kind), Labels: existing.GetLabels()}
 	}
-	if hash != "" {
-		if asApplied(existing, hash) {
-			return nil
-		}
-		// The cache may hold the object without its spec (SpecsOutOfCache): compare it whole.
-		if err := w.apiReader().Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
+	switch {
+	case hash != "" && asApplied(existing, hash), checked && w.Checked.asChecked(existing, wanted):
+		return nil
+	case hash != "" || checked:
+		// The cache holds the object without its spec (SpecsOutOfCache) or as metadata
+		// (Checked): compare it whole.
+		existing = desired.DeepCopyObject().(client.Object)
+		if err := w.apiReader().Get(ctx, key, existing); err != nil {
 			return fmt.Errorf("reading %s %s: %w", kind, desired.GetName(), err)
 		}
 	}
 	changed, err := CopyManagedFields(desired, existing)
 	switch {
-	case err != nil || (!changed && hash == ""):
+	case err != nil:
 		return err
+	case !changed && hash == "":
+		if checked {
+			w.Checked.record(existing, wanted)
+		}
+		return nil
 	case !changed:
 		return WriteError("annotating", kind, existing, w.recordApplied(ctx, existing, hash))
 	}
@@ -130,10 +156,20 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 	}
 	log.Info("Updating " + kind)
 	err = w.recorded(ctx, owner, existing, EventUpdated, kind, WriteError("updating", kind, existing, w.Client.Update(ctx, existing)))
+	if err == nil && checked {
+		w.Checked.record(existing, wanted)
+	}
 	if err != nil || hash == "" {
 		return err
 	}
 	return WriteError("annotating", kind, existing, w.checkApplied(ctx, existing, generation))
+}
+
+// metadataOf is an object of gvk's metadata alone, to read from a cache that holds only that.
+func metadataOf(gvk schema.GroupVersionKind) client.Object {
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(gvk)
+	return m
 }
 
 // recorded adds a write of obj, a kind, that succeeded (err is nil) to the pass's ChangeSet,

@@ -13,5 +13,5 @@ import (
 // up to date, each write a Normal Event on c; an object of that name c does not control is
 // refused (ensure.NotOwnedError).
 func (r *Reconciler) ensure(ctx context.Context, c *v1beta2.EtcdCluster, desired client.Object) error {
-	return ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder}.Ensure(ctx, c, desired)
+	return ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder, Checked: r.checked}.Ensure(ctx, c, desired)
 }

@@ -81,6 +81,8 @@ type Reconciler struct {
 	CertManager *optionalkind.Watch
 
 	transitions conditions.Transitions
+	// checked remembers the Services found as wanted: the cache holds Services as metadata.
+	checked *ensure.CheckedVersions
 }
 
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdclusters,verbs=get;list;watch
@@ -311,6 +313,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := status.ExportConditions(mgr, "EtcdCluster", &v1beta2.EtcdClusterList{}, scope.Filter(r.ClusterWide)); err != nil {
 		return err
 	}
+	checked, err := ensure.NewCheckedVersions(mgr.GetScheme(), &corev1.Service{})
+	if err != nil {
+		return err
+	}
+	r.checked = checked
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		// Not on a change of the status alone: the pass writes it, and a member's database
 		// size in it changes under writes, so each pass would start the next at once (and a
@@ -318,7 +325,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1beta2.EtcdCluster{}, builder.WithPredicates(scope.Predicate(r.ClusterWide), predicate.Or[client.Object](
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Owns(&appsv1.StatefulSet{}).
-		Owns(&corev1.Service{}).
+		Owns(&corev1.Service{}, builder.OnlyMetadata).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Owns(&networkingv1.NetworkPolicy{}).
 		Owns(&batchv1.Job{}). // the Job that restores a first member from a volume
@@ -340,7 +347,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // its memory follows the etcd clusters, not every Pod, claim or Service in the cluster. Of a
 // member pod's spec it keeps what the operator reads: its node, its scheduling gates (the
 // start gate) and its volumes (the TLS Secret it mounts); of its StatefulSet, no pod or claim
-// template, and of its cert-manager Certificates no spec (ensure.SpecsOutOfCache).
+// template, and of its cert-manager Certificates no spec (ensure.SpecsOutOfCache). Of its
+// Services it keeps the metadata alone (the watch is builder.OnlyMetadata, and
+// ensure.CheckedVersions says when one must be read whole).
 func CacheOptions(o *ctrl.Options) {
 	labelled.CacheOnly(labelled.Exists(v1beta2.ClusterLabel), &corev1.Pod{}, &corev1.PersistentVolumeClaim{},
 		&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{}, &networkingv1.NetworkPolicy{}, &corev1.Secret{})(o)

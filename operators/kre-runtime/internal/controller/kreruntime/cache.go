@@ -17,8 +17,10 @@ const ManagedByLabel, ManagedBy = "app.kubernetes.io/managed-by", "quintet-kre-r
 // CacheOptions narrows the manager's cache to the objects the operator made: its memory
 // follows what it manages, and it holds no Secret but its own. Of its pods it keeps the
 // metadata alone (the controllers watch them with WatchesMetadata, and read them whole from
-// the API server only while a workload of theirs has not settled: PodsToRead); of its
-// StatefulSets and Deployments, no pod template (ensure.SpecsOutOfCache).
+// the API server only while a workload of theirs has not settled: PodsToRead), and of its
+// Services too (they watch them with builder.OnlyMetadata, and ensure.CheckedVersions says
+// when one must be read whole); of its StatefulSets and Deployments, no pod template
+// (ensure.SpecsOutOfCache).
 func CacheOptions(o *ctrl.Options) {
 	labelled.CacheOnly(labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}),
 		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, &corev1.Secret{}, &networkingv1.Ingress{}, &corev1.Pod{})(o)

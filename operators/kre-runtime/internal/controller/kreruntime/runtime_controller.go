@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -36,6 +37,8 @@ type Reconciler struct {
 	Recorder  recorder.EventRecorder
 
 	transitions conditions.Transitions
+	// checked remembers the Services found as wanted: the cache holds Services as metadata.
+	checked *ensure.CheckedVersions
 }
 
 // +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimes,verbs=get;list;watch
@@ -250,7 +253,7 @@ func (r *Reconciler) statefulSets(ctx context.Context, rt *v1alpha1.Runtime) (ma
 }
 
 func (r *Reconciler) ensure(ctx context.Context, rt *v1alpha1.Runtime, desired client.Object) error {
-	return ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder}.Ensure(ctx, rt, desired)
+	return ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder, Checked: r.checked}.Ensure(ctx, rt, desired)
 }
 
 // SetupWithManager watches Runtimes, what they own, their pods' metadata, and the RuntimeVersions
@@ -259,10 +262,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := status.ExportConditions(mgr, "Runtime", &v1alpha1.RuntimeList{}, nil); err != nil {
 		return err
 	}
+	checked, err := ensure.NewCheckedVersions(mgr.GetScheme(), &corev1.Service{})
+	if err != nil {
+		return err
+	}
+	r.checked = checked
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Runtime{}).
 		Owns(&appsv1.StatefulSet{}).
-		Owns(&corev1.Service{}).
+		Owns(&corev1.Service{}, builder.OnlyMetadata).
 		Owns(&corev1.Secret{}).
 		Owns(&networkingv1.Ingress{}).
 		WatchesMetadata(&corev1.Pod{}, labelled.ToOwner(v1alpha1.RuntimeLabel)).

@@ -312,6 +312,16 @@ func TestARuntimeMakesAgainWhatIsDeletedAndWritesNothingInSteadyState(t *testing
 	g.Eventually(func(g Gomega) {
 		g.Expect(statefulSetsOf(t, ns)["kre-nats"].Spec.Template.Spec.Containers[0].Image).To(Equal(image))
 	}, timeout, tick).Should(Succeed())
+	// It holds Services as metadata alone; a change by hand of one is put back too.
+	service := &corev1.Service{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kre-nats"}, service)).To(Succeed())
+	port := service.Spec.Ports[0].Port
+	service.Spec.Ports[0].Port = port + 1
+	g.Expect(env.Client.Update(ctx, service)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(service), service)).To(Succeed())
+		g.Expect(service.Spec.Ports[0].Port).To(Equal(port))
+	}, timeout, tick).Should(Succeed())
 
 	markReady(g, ns)
 	g.Eventually(func(g Gomega) {

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -36,6 +37,8 @@ type Reconciler struct {
 	Recorder  recorder.EventRecorder
 
 	transitions conditions.Transitions
+	// checked remembers the Services found as wanted: the cache holds Services as metadata.
+	checked *ensure.CheckedVersions
 }
 
 // +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimeversions,verbs=get;list;watch
@@ -108,7 +111,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 // reconcileDeployments makes the entrypoint's Service and Deployment and each node's
 // Deployment, scaled to zero while the version waits for its Runtime's servers.
 func (r *Reconciler) reconcileDeployments(ctx context.Context, rv *v1alpha1.RuntimeVersion, rt *v1alpha1.Runtime, waiting bool) error {
-	w := ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder}
+	w := ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder, Checked: r.checked}
 	if err := w.Ensure(ctx, rv, entrypointService(rv)); err != nil {
 		return err
 	}
@@ -149,10 +152,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := status.ExportConditions(mgr, "RuntimeVersion", &v1alpha1.RuntimeVersionList{}, nil); err != nil {
 		return err
 	}
+	checked, err := ensure.NewCheckedVersions(mgr.GetScheme(), &corev1.Service{})
+	if err != nil {
+		return err
+	}
+	r.checked = checked
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.RuntimeVersion{}).
 		Owns(&appsv1.Deployment{}).
-		Owns(&corev1.Service{}).
+		Owns(&corev1.Service{}, builder.OnlyMetadata).
 		Watches(&v1alpha1.Runtime{}, handler.EnqueueRequestsFromMapFunc(r.versionsOfRuntime)).
 		WatchesMetadata(&corev1.Pod{}, labelled.ToOwner(v1alpha1.VersionLabel)).
 		Named("runtimeversion").
