@@ -53,7 +53,8 @@ type limitedRun struct {
 // It prints the time to settled and its ratio to the unlimited run's, CPU time, garbage
 // collections, the group's peak charge, how often it hit its limit, and whether the kernel
 // killed the manager. It fails only when the unlimited run does not settle, or when a limited
-// manager does not say it took its Go memory limit from the group.
+// manager does not say it took its Go memory limit from the group. The unlimited manager
+// serves heap profiles at scaleProfiles while it runs (/debug/pprof/heap).
 func TestBenchScaleLimited(t *testing.T) {
 	ctx := context.Background()
 	cfg, c := scaleCluster(t)
@@ -92,7 +93,11 @@ func TestBenchScaleLimited(t *testing.T) {
 func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin string, n int, limit int64, patience time.Duration) limitedRun {
 	group := memoryGroup(t, op, limit)
 	evictFromPageCache(t, bin)
-	manager := runBenchManager(t, bin, benchMetrics, group)
+	var profiles []string // the unlimited run serves heap profiles, for a look while the copies settle
+	if limit == 0 {
+		profiles = append(profiles, "--pprof-bind-address="+scaleProfiles)
+	}
+	manager := runBenchManager(t, bin, benchMetrics, group, profiles...)
 	if limit > 0 {
 		log, err := os.ReadFile(manager.Stdout.(benchLog).Name())
 		must(t, err)
