@@ -18,8 +18,9 @@ const ManagedByLabel, ManagedBy = "app.kubernetes.io/managed-by", "quintet-kre-r
 // follows what it manages, and it holds no Secret but its own. Of its pods it keeps the
 // metadata alone (the controllers watch them with WatchesMetadata, and read them whole from
 // the API server only while a workload of theirs has not settled: PodsToRead), and of its
-// Services too (they watch them with builder.OnlyMetadata, and ensure.CheckedVersions says
-// when one must be read whole); of its StatefulSets and Deployments, no pod template
+// Services and Secrets too (they watch them with builder.OnlyMetadata, and
+// ensure.CheckedVersions says when one must be read whole), so the manager keeps no
+// credentials in memory; of its StatefulSets and Deployments, no pod template
 // (ensure.SpecsOutOfCache).
 func CacheOptions(o *ctrl.Options) {
 	labelled.CacheOnly(labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}),

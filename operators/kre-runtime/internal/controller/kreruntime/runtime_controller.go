@@ -37,7 +37,8 @@ type Reconciler struct {
 	Recorder  recorder.EventRecorder
 
 	transitions conditions.Transitions
-	// checked remembers the Services found as wanted: the cache holds Services as metadata.
+	// checked remembers the Services and Secrets found as wanted: the cache holds them as
+	// metadata.
 	checked *ensure.CheckedVersions
 }
 
@@ -148,8 +149,10 @@ func (r *Reconciler) reconcileCredentials(ctx context.Context, rt *v1alpha1.Runt
 	if c.credentials.inline != nil {
 		return r.ensure(ctx, rt, desired)
 	}
-	// Generated: made once, never replaced (the component's data is locked with them).
-	existing := &corev1.Secret{}
+	// Generated: made once, never replaced (the component's data is locked with them). The
+	// cache holds Secrets as metadata alone: who owns this one is all a pass needs to know.
+	existing := &metav1.PartialObjectMetadata{}
+	existing.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
 	err := r.Get(ctx, client.ObjectKeyFromObject(desired), existing)
 	if apierrors.IsNotFound(err) {
 		if rt.Spec.VolumeRetention == v1alpha1.VolumeDelete {
@@ -187,8 +190,8 @@ func (r *Reconciler) createRetained(ctx context.Context, rt *v1alpha1.Runtime, s
 
 // retainedFor says whether secret is generated credentials of c that an earlier Runtime of
 // rt's name left with its volumes.
-func retainedFor(secret *corev1.Secret, rt *v1alpha1.Runtime, c component) bool {
-	l := secret.Labels
+func retainedFor(secret metav1.Object, rt *v1alpha1.Runtime, c component) bool {
+	l := secret.GetLabels()
 	return metav1.GetControllerOf(secret) == nil && l[v1alpha1.RuntimeLabel] == rt.Name && l[v1alpha1.ComponentLabel] == c.name &&
 		l[ManagedByLabel] == ManagedBy
 }
@@ -262,7 +265,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := status.ExportConditions(mgr, "Runtime", &v1alpha1.RuntimeList{}, nil); err != nil {
 		return err
 	}
-	checked, err := ensure.NewCheckedVersions(mgr.GetScheme(), &corev1.Service{})
+	checked, err := ensure.NewCheckedVersions(mgr.GetScheme(), &corev1.Service{}, &corev1.Secret{})
 	if err != nil {
 		return err
 	}
@@ -271,7 +274,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.Runtime{}).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&corev1.Service{}, builder.OnlyMetadata).
-		Owns(&corev1.Secret{}).
+		Owns(&corev1.Secret{}, builder.OnlyMetadata).
 		Owns(&networkingv1.Ingress{}).
 		WatchesMetadata(&corev1.Pod{}, labelled.ToOwner(v1alpha1.RuntimeLabel)).
 		Watches(&v1alpha1.RuntimeVersion{}, handler.EnqueueRequestsFromMapFunc(runtimeOfVersion)).

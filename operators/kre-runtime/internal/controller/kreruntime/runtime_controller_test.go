@@ -312,15 +312,22 @@ func TestARuntimeMakesAgainWhatIsDeletedAndWritesNothingInSteadyState(t *testing
 	g.Eventually(func(g Gomega) {
 		g.Expect(statefulSetsOf(t, ns)["kre-nats"].Spec.Template.Spec.Containers[0].Image).To(Equal(image))
 	}, timeout, tick).Should(Succeed())
-	// It holds Services as metadata alone; a change by hand of one is put back too.
+	// It holds Services and Secrets as metadata alone; a change by hand of one is put back too.
 	service := &corev1.Service{}
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kre-nats"}, service)).To(Succeed())
 	port := service.Spec.Ports[0].Port
 	service.Spec.Ports[0].Port = port + 1
 	g.Expect(env.Client.Update(ctx, service)).To(Succeed())
+	secret := &corev1.Secret{}
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kre-mongo-credentials"}, secret)).To(Succeed())
+	password := string(secret.Data["password"])
+	secret.Data["password"] = []byte("by-hand")
+	g.Expect(env.Client.Update(ctx, secret)).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(service), service)).To(Succeed())
 		g.Expect(service.Spec.Ports[0].Port).To(Equal(port))
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+		g.Expect(string(secret.Data["password"])).To(Equal(password), "the spec's inline credentials")
 	}, timeout, tick).Should(Succeed())
 
 	markReady(g, ns)
