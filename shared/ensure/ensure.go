@@ -75,94 +75,128 @@ type Writer struct {
 // terminal (reconcile.TerminalError): the object is built from the spec, so the same spec
 // fails again.
 func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error {
-	gvk, err := w.Client.GroupVersionKindFor(desired)
+	want, err := w.intentFor(owner, desired)
 	if err != nil {
 		return err
 	}
-	kind, key := gvk.Kind, client.ObjectKeyFromObject(desired)
-	if err := controllerutil.SetControllerReference(owner, desired, w.Client.Scheme()); err != nil {
+	existing, err := w.createOrFind(ctx, owner, want)
+	if err != nil || existing == nil {
 		return err
-	}
-	hash, err := specHash(desired)
-	if err != nil {
-		return err
-	}
-	if hash != "" {
-		setApplied(desired, hash, 1) // the API server creates an object at generation 1
-	}
-	checked := w.Checked.covers(gvk)
-	var wanted wantedSum
-	if checked {
-		if wanted, err = wantedHash(desired); err != nil {
-			return err
-		}
-	}
-	log := ctrl.LoggerFrom(ctx).WithValues(kind, klog.KObj(desired))
-	existing := desired.DeepCopyObject().(client.Object)
-	if checked {
-		existing = metadataOf(gvk)
-	}
-	err = w.Client.Get(ctx, key, existing)
-	if apierrors.IsNotFound(err) {
-		if err = w.Client.Create(ctx, desired); !apierrors.IsAlreadyExists(err) {
-			// Logged once the API server answered: a create that finds the object made by an
-			// earlier pass (the cache had not seen it yet) wrote nothing.
-			log.Info("Creating " + kind)
-			if err == nil && checked {
-				w.Checked.record(desired, wanted)
-			}
-			return w.recorded(ctx, owner, desired, EventCreated, kind, WriteError("creating", kind, desired, err))
-		}
-		// The cache holds only labelled objects: either it has not yet seen what an earlier
-		// pass created, or the object is someone else's. The API server says.
-		err = w.apiReader().Get(ctx, key, existing)
-	}
-	if err != nil {
-		return fmt.Errorf("reading %s %s: %w", kind, desired.GetName(), err)
 	}
 	if !metav1.IsControlledBy(existing, owner) {
 		ownerKind, err := w.Client.GroupVersionKindFor(owner)
 		if err != nil {
 			return err
 		}
-		return &NotOwnedError{Kind: kind, Name: desired.GetName(), Controller: controlledBy(existing, ownerKind.Kind), Labels: existing.GetLabels()}
+		return &NotOwnedError{Kind: want.kind, Name: desired.GetName(), Controller: controlledBy(existing, ownerKind.Kind), Labels: existing.GetLabels()}
 	}
 	switch {
-	case hash != "" && asApplied(existing, hash), checked && w.Checked.asChecked(existing, wanted):
+	case want.specHash != "" && asApplied(existing, want.specHash), want.checked && w.Checked.asChecked(existing, want.sum):
 		return nil
-	case hash != "" || checked:
+	case want.specHash != "" || want.checked:
 		// The cache holds the object without its spec (SpecsOutOfCache) or as metadata
 		// (Checked): compare it whole.
 		existing = desired.DeepCopyObject().(client.Object)
-		if err := w.apiReader().Get(ctx, key, existing); err != nil {
-			return fmt.Errorf("reading %s %s: %w", kind, desired.GetName(), err)
+		if err := w.apiReader().Get(ctx, want.key, existing); err != nil {
+			return fmt.Errorf("reading %s %s: %w", want.kind, desired.GetName(), err)
 		}
 	}
-	changed, err := CopyManagedFields(desired, existing)
+	return w.bringUpToDate(ctx, owner, want, existing)
+}
+
+// intent is what Ensure wants of an object, and how it tells the object holds it.
+type intent struct {
+	desired  client.Object
+	gvk      schema.GroupVersionKind
+	kind     string
+	key      client.ObjectKey
+	specHash string    // AppliedSpecAnnotation's hash, for a kind with a large spec
+	checked  bool      // a kind the cache holds as metadata (Writer.Checked)
+	sum      wantedSum // the hash of desired whole, when checked
+}
+
+// intentFor makes desired controller-owned by owner, with its AppliedSpecAnnotation when its
+// kind has one.
+func (w Writer) intentFor(owner, desired client.Object) (*intent, error) {
+	gvk, err := w.Client.GroupVersionKindFor(desired)
+	if err != nil {
+		return nil, err
+	}
+	if err := controllerutil.SetControllerReference(owner, desired, w.Client.Scheme()); err != nil {
+		return nil, err
+	}
+	want := &intent{desired: desired, gvk: gvk, kind: gvk.Kind, key: client.ObjectKeyFromObject(desired), checked: w.Checked.covers(gvk)}
+	if want.specHash, err = specHash(desired); err != nil {
+		return nil, err
+	}
+	if want.specHash != "" {
+		setApplied(desired, want.specHash, 1) // the API server creates an object at generation 1
+	}
+	if want.checked {
+		if want.sum, err = wantedHash(desired); err != nil {
+			return nil, err
+		}
+	}
+	return want, nil
+}
+
+// createOrFind creates the object when the cache does not have it, and returns nil then;
+// otherwise it returns the object as the cache holds it, or as the API server does when the
+// create finds it exists (made by an earlier pass the cache has not seen yet, or someone
+// else's: the cache holds only labelled objects).
+func (w Writer) createOrFind(ctx context.Context, owner client.Object, want *intent) (client.Object, error) {
+	existing := want.desired.DeepCopyObject().(client.Object)
+	if want.checked {
+		existing = metadataOf(want.gvk)
+	}
+	err := w.Client.Get(ctx, want.key, existing)
+	if apierrors.IsNotFound(err) {
+		if err = w.Client.Create(ctx, want.desired); !apierrors.IsAlreadyExists(err) {
+			// Logged once the API server answered: a create that finds the object made by an
+			// earlier pass wrote nothing.
+			ctrl.LoggerFrom(ctx).Info("Creating "+want.kind, want.kind, klog.KObj(want.desired))
+			if err == nil && want.checked {
+				w.Checked.record(want.desired, want.sum)
+			}
+			return nil, w.recorded(ctx, owner, want.desired, EventCreated, want.kind, WriteError("creating", want.kind, want.desired, err))
+		}
+		err = w.apiReader().Get(ctx, want.key, existing)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s: %w", want.kind, want.key.Name, err)
+	}
+	return existing, nil
+}
+
+// bringUpToDate copies what the operator manages from the desired object into existing, read
+// whole, and updates it when that changed anything; with nothing changed, it records that
+// existing holds what the operator wants (AppliedSpecAnnotation, or Writer.Checked).
+func (w Writer) bringUpToDate(ctx context.Context, owner client.Object, want *intent, existing client.Object) error {
+	changed, err := CopyManagedFields(want.desired, existing)
 	switch {
 	case err != nil:
 		return err
-	case !changed && hash == "":
-		if checked {
-			w.Checked.record(existing, wanted)
+	case !changed && want.specHash != "":
+		return WriteError("annotating", want.kind, existing, w.recordApplied(ctx, existing, want.specHash))
+	case !changed:
+		if want.checked {
+			w.Checked.record(existing, want.sum)
 		}
 		return nil
-	case !changed:
-		return WriteError("annotating", kind, existing, w.recordApplied(ctx, existing, hash))
 	}
 	generation := existing.GetGeneration() + 1 // a change of its spec moves it by one
-	if hash != "" {
-		setApplied(existing, hash, generation)
+	if want.specHash != "" {
+		setApplied(existing, want.specHash, generation)
 	}
-	log.Info("Updating " + kind)
-	err = w.recorded(ctx, owner, existing, EventUpdated, kind, WriteError("updating", kind, existing, w.Client.Update(ctx, existing)))
-	if err == nil && checked {
-		w.Checked.record(existing, wanted)
+	ctrl.LoggerFrom(ctx).Info("Updating "+want.kind, want.kind, klog.KObj(existing))
+	err = w.recorded(ctx, owner, existing, EventUpdated, want.kind, WriteError("updating", want.kind, existing, w.Client.Update(ctx, existing)))
+	if err == nil && want.checked {
+		w.Checked.record(existing, want.sum)
 	}
-	if err != nil || hash == "" {
+	if err != nil || want.specHash == "" {
 		return err
 	}
-	return WriteError("annotating", kind, existing, w.checkApplied(ctx, existing, generation))
+	return WriteError("annotating", want.kind, existing, w.checkApplied(ctx, existing, generation))
 }
 
 // metadataOf is an object of gvk's metadata alone, to read from a cache that holds only that.
