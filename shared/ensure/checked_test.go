@@ -4,17 +4,12 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/quintet-operators/quintet/shared/internal/testkind"
-	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
 // metadataOnlyClient refuses to read a Service whole from the cache: the manager would start
@@ -28,87 +23,19 @@ func (c metadataOnlyClient) Get(ctx context.Context, key client.ObjectKey, obj c
 	return c.Client.Get(ctx, key, obj, opts...)
 }
 
-// checkedFixture runs Ensure on a Service through a manager whose cache holds Services as
-// metadata, counting the reads past the cache and the writes.
-type checkedFixture struct {
-	t      *testing.T
-	ctx    context.Context
-	mgr    *testenv.Manager
-	reader *countingReader
-	w      Writer
-	owner  *testkind.Widget
-	key    client.ObjectKey
-}
-
-// ensure runs Ensure once the cache saw the Service as the API server holds it, and returns
-// the reads past the cache and the writes it made.
-func (f *checkedFixture) ensure(desired *corev1.Service) (reads int, writes int64) {
-	f.t.Helper()
-	version := f.server().ResourceVersion
-	cached := metadataOf(corev1.SchemeGroupVersion.WithKind("Service"))
-	deadline := time.Now().Add(30 * time.Second)
-	for f.mgr.GetClient().Get(f.ctx, f.key, cached) != nil || cached.GetResourceVersion() != version {
-		if time.Now().After(deadline) {
-			f.t.Fatalf("the cache never saw resourceVersion %s (has %s)", version, cached.GetResourceVersion())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	reads, writes = f.reader.reads, f.mgr.Writes.WritesIn(f.key.Namespace)
-	if err := f.w.Ensure(f.ctx, f.owner, desired); err != nil {
-		f.t.Fatal(err)
-	}
-	return f.reader.reads - reads, f.mgr.Writes.WritesIn(f.key.Namespace) - writes
-}
-
-// server is the Service as the API server holds it.
-func (f *checkedFixture) server() *corev1.Service {
-	f.t.Helper()
-	s := &corev1.Service{}
-	if err := env.Client.Get(f.ctx, f.key, s); err != nil {
-		f.t.Fatal(err)
-	}
-	return s
-}
-
-// byHand changes the Service as a user would.
-func (f *checkedFixture) byHand(change func(*corev1.Service)) {
-	f.t.Helper()
-	s := f.server()
-	change(s)
-	if err := env.Client.Update(f.ctx, s); err != nil {
-		f.t.Fatal(err)
-	}
-}
-
 // A manager whose cache holds Services as metadata alone: Ensure neither reads nor writes a
 // Service it found or left as wanted; reads it whole and puts back what the operator manages
 // when anyone wrote it since, or when the operator wants something else; and, with nothing
 // remembered (a restart), reads each Service whole once.
 func TestEnsureComparesAServiceWholeOnlyWhenItChangedSinceItWasFoundAsWanted(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	ns := env.NewNamespace(t, "ensure-checked")
-	mgr, err := env.NewManager(testenv.ManagerOptions{Customize: func(o *ctrl.Options) {
-		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait := mgr.Run(ctx)
-	defer func() {
-		cancel()
-		_ = wait()
-	}()
-	owner := &testkind.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns}}
-	if err := env.Client.Create(ctx, owner); err != nil {
-		t.Fatal(err)
-	}
+	f := newWriteFixture(t, func(*ctrl.Options) {}, func() *corev1.Service { return &corev1.Service{} },
+		func() client.Object { return metadataOf(corev1.SchemeGroupVersion.WithKind("Service")) })
 	checked, err := NewCheckedVersions(env.Scheme, &corev1.Service{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader := &countingReader{Reader: mgr.GetAPIReader()}
-	f := &checkedFixture{t: t, ctx: ctx, mgr: mgr, reader: reader, owner: owner, key: client.ObjectKey{Namespace: ns, Name: "w"},
-		w: Writer{Client: metadataOnlyClient{mgr.Writes}, APIReader: reader, Checked: checked}}
+	f.w.Client, f.w.Checked = metadataOnlyClient{f.mgr.Writes}, checked
+	ctx, owner, ns := f.ctx, f.owner, f.key.Namespace
 	service := func(port int32) *corev1.Service { return serviceOn(ns, "w", port) }
 	port := func() int32 { return f.server().Spec.Ports[0].Port }
 
