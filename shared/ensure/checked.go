@@ -4,14 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
 
 // minCheckedGeneration is the fewest objects CheckedVersions remembers before it forgets any.
@@ -31,7 +29,7 @@ const minCheckedGeneration = 4096
 // pile up; an object it forgot, or never saw (after a restart), is read whole once. Safe for
 // concurrent use.
 type CheckedVersions struct {
-	kinds             map[schema.GroupVersionKind]bool
+	kinds             map[reflect.Type]bool // by Go type: the API types of the kinds covered
 	mu                sync.Mutex
 	current, previous map[types.UID]checkedVersion
 }
@@ -49,21 +47,17 @@ type wantedSum [sha256.Size / 2]byte
 // NewCheckedVersions covers objs' kinds, which the manager's cache must hold as metadata alone
 // (the controllers' Owns with builder.OnlyMetadata): Ensure reads them from the cache as
 // metadata, and nothing else of the operator may read them from the cache whole.
-func NewCheckedVersions(scheme *runtime.Scheme, objs ...client.Object) (*CheckedVersions, error) {
-	c := &CheckedVersions{kinds: map[schema.GroupVersionKind]bool{}, current: map[types.UID]checkedVersion{}}
+func NewCheckedVersions(objs ...client.Object) *CheckedVersions {
+	c := &CheckedVersions{kinds: map[reflect.Type]bool{}, current: map[types.UID]checkedVersion{}}
 	for _, obj := range objs {
-		gvk, err := apiutil.GVKForObject(obj, scheme)
-		if err != nil {
-			return nil, err
-		}
-		c.kinds[gvk] = true
+		c.kinds[reflect.TypeOf(obj)] = true
 	}
-	return c, nil
+	return c
 }
 
-// covers says whether Ensure reads objects of gvk from the cache as metadata.
-func (c *CheckedVersions) covers(gvk schema.GroupVersionKind) bool {
-	return c != nil && c.kinds[gvk]
+// covers says whether Ensure reads objects of obj's kind from the cache as metadata.
+func (c *CheckedVersions) covers(obj client.Object) bool {
+	return c != nil && c.kinds[reflect.TypeOf(obj)]
 }
 
 // wantedHash is the hash of desired whole, owner reference included.

@@ -30,10 +30,7 @@ func (c metadataOnlyClient) Get(ctx context.Context, key client.ObjectKey, obj c
 func TestEnsureComparesAServiceWholeOnlyWhenItChangedSinceItWasFoundAsWanted(t *testing.T) {
 	f := newWriteFixture(t, func(*ctrl.Options) {}, func() *corev1.Service { return &corev1.Service{} },
 		func() client.Object { return metadataOf(corev1.SchemeGroupVersion.WithKind("Service")) })
-	checked, err := NewCheckedVersions(env.Scheme, &corev1.Service{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	checked := NewCheckedVersions(&corev1.Service{})
 	f.w.Client, f.w.Checked = metadataOnlyClient{f.mgr.Writes}, checked
 	ctx, owner, ns := f.ctx, f.owner, f.key.Namespace
 	service := func(port int32) *corev1.Service { return serviceOn(ns, "w", port) }
@@ -69,10 +66,7 @@ func TestEnsureComparesAServiceWholeOnlyWhenItChangedSinceItWasFoundAsWanted(t *
 		t.Errorf("a new spec: %d reads and %d writes, port %d; want 1, 1 and 8080", reads, writes, port())
 	}
 
-	restarted, err := NewCheckedVersions(env.Scheme, &corev1.Service{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	restarted := NewCheckedVersions(&corev1.Service{})
 	f.w.Checked = restarted
 	if reads, writes := f.ensure(service(8080)); reads != 1 || writes != 0 {
 		t.Errorf("after a restart: %d reads and %d writes, want 1 and 0", reads, writes)
@@ -85,10 +79,7 @@ func TestEnsureComparesAServiceWholeOnlyWhenItChangedSinceItWasFoundAsWanted(t *
 // CheckedVersions forgets an object not asked about within two generations, and keeps one
 // asked about in each.
 func TestCheckedVersionsForgetsWhatItIsNoLongerAskedAbout(t *testing.T) {
-	c, err := NewCheckedVersions(env.Scheme, &corev1.Service{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := NewCheckedVersions(&corev1.Service{})
 	object := func(i int) *metav1.ObjectMeta {
 		return &metav1.ObjectMeta{UID: types.UID(fmt.Sprint("uid-", i)), ResourceVersion: fmt.Sprint(i)}
 	}

@@ -88,7 +88,7 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 		if err != nil {
 			return err
 		}
-		return &NotOwnedError{Kind: want.kind, Name: desired.GetName(), Controller: controlledBy(existing, ownerKind.Kind), Labels: existing.GetLabels()}
+		return &NotOwnedError{Kind: want.gvk.Kind, Name: desired.GetName(), Controller: controlledBy(existing, ownerKind.Kind), Labels: existing.GetLabels()}
 	}
 	switch {
 	case want.specHash != "" && asApplied(existing, want.specHash), want.checked && w.Checked.asChecked(existing, want.sum):
@@ -98,7 +98,7 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 		// (Checked): compare it whole.
 		existing = desired.DeepCopyObject().(client.Object)
 		if err := w.apiReader().Get(ctx, want.key, existing); err != nil {
-			return fmt.Errorf("reading %s %s: %w", want.kind, desired.GetName(), err)
+			return fmt.Errorf("reading %s %s: %w", want.gvk.Kind, desired.GetName(), err)
 		}
 	}
 	return w.bringUpToDate(ctx, owner, want, existing)
@@ -108,7 +108,6 @@ func (w Writer) Ensure(ctx context.Context, owner, desired client.Object) error 
 type intent struct {
 	desired  client.Object
 	gvk      schema.GroupVersionKind
-	kind     string
 	key      client.ObjectKey
 	specHash string    // AppliedSpecAnnotation's hash, for a kind with a large spec
 	checked  bool      // a kind the cache holds as metadata (Writer.Checked)
@@ -125,7 +124,7 @@ func (w Writer) intentFor(owner, desired client.Object) (*intent, error) {
 	if err := controllerutil.SetControllerReference(owner, desired, w.Client.Scheme()); err != nil {
 		return nil, err
 	}
-	want := &intent{desired: desired, gvk: gvk, kind: gvk.Kind, key: client.ObjectKeyFromObject(desired), checked: w.Checked.covers(gvk)}
+	want := &intent{desired: desired, gvk: gvk, key: client.ObjectKeyFromObject(desired), checked: w.Checked.covers(desired)}
 	if want.specHash, err = specHash(desired); err != nil {
 		return nil, err
 	}
@@ -154,16 +153,16 @@ func (w Writer) createOrFind(ctx context.Context, owner client.Object, want *int
 		if err = w.Client.Create(ctx, want.desired); !apierrors.IsAlreadyExists(err) {
 			// Logged once the API server answered: a create that finds the object made by an
 			// earlier pass wrote nothing.
-			ctrl.LoggerFrom(ctx).Info("Creating "+want.kind, want.kind, klog.KObj(want.desired))
+			ctrl.LoggerFrom(ctx).Info("Creating "+want.gvk.Kind, want.gvk.Kind, klog.KObj(want.desired))
 			if err == nil && want.checked {
 				w.Checked.record(want.desired, want.sum)
 			}
-			return nil, w.recorded(ctx, owner, want.desired, EventCreated, want.kind, WriteError("creating", want.kind, want.desired, err))
+			return nil, w.recorded(ctx, owner, want.desired, EventCreated, want.gvk.Kind, WriteError("creating", want.gvk.Kind, want.desired, err))
 		}
 		err = w.apiReader().Get(ctx, want.key, existing)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading %s %s: %w", want.kind, want.key.Name, err)
+		return nil, fmt.Errorf("reading %s %s: %w", want.gvk.Kind, want.key.Name, err)
 	}
 	return existing, nil
 }
@@ -177,7 +176,7 @@ func (w Writer) bringUpToDate(ctx context.Context, owner client.Object, want *in
 	case err != nil:
 		return err
 	case !changed && want.specHash != "":
-		return WriteError("annotating", want.kind, existing, w.recordApplied(ctx, existing, want.specHash))
+		return WriteError("annotating", want.gvk.Kind, existing, w.recordApplied(ctx, existing, want.specHash))
 	case !changed:
 		if want.checked {
 			w.Checked.record(existing, want.sum)
@@ -188,15 +187,15 @@ func (w Writer) bringUpToDate(ctx context.Context, owner client.Object, want *in
 	if want.specHash != "" {
 		setApplied(existing, want.specHash, generation)
 	}
-	ctrl.LoggerFrom(ctx).Info("Updating "+want.kind, want.kind, klog.KObj(existing))
-	err = w.recorded(ctx, owner, existing, EventUpdated, want.kind, WriteError("updating", want.kind, existing, w.Client.Update(ctx, existing)))
+	ctrl.LoggerFrom(ctx).Info("Updating "+want.gvk.Kind, want.gvk.Kind, klog.KObj(existing))
+	err = w.recorded(ctx, owner, existing, EventUpdated, want.gvk.Kind, WriteError("updating", want.gvk.Kind, existing, w.Client.Update(ctx, existing)))
 	if err == nil && want.checked {
 		w.Checked.record(existing, want.sum)
 	}
 	if err != nil || want.specHash == "" {
 		return err
 	}
-	return WriteError("annotating", want.kind, existing, w.checkApplied(ctx, existing, generation))
+	return WriteError("annotating", want.gvk.Kind, existing, w.checkApplied(ctx, existing, generation))
 }
 
 // metadataOf is an object of gvk's metadata alone, to read from a cache that holds only that.

@@ -313,11 +313,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := status.ExportConditions(mgr, "EtcdCluster", &v1beta2.EtcdClusterList{}, scope.Filter(r.ClusterWide)); err != nil {
 		return err
 	}
-	checked, err := ensure.NewCheckedVersions(mgr.GetScheme(), &corev1.Service{})
-	if err != nil {
-		return err
-	}
-	r.checked = checked
+	r.checked = ensure.NewCheckedVersions(&corev1.Service{})
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		// Not on a change of the status alone: the pass writes it, and a member's database
 		// size in it changes under writes, so each pass would start the next at once (and a

@@ -28,8 +28,8 @@ func TestPodsAreReadOnlyWhileAWorkloadWithPodsHasNotSettled(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := settled
 			tt.change(&w)
-			if got := unsettled(settled) || unsettled(w); got != tt.want {
-				t.Errorf("PodsToRead(settled, %+v) = %v, want %v", w, got, tt.want)
+			if got := unsettled(w); got != tt.want {
+				t.Errorf("unsettled(%+v) = %v, want %v", w, got, tt.want)
 			}
 		})
 	}

@@ -265,11 +265,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := status.ExportConditions(mgr, "Runtime", &v1alpha1.RuntimeList{}, nil); err != nil {
 		return err
 	}
-	checked, err := ensure.NewCheckedVersions(mgr.GetScheme(), &corev1.Service{}, &corev1.Secret{})
-	if err != nil {
-		return err
-	}
-	r.checked = checked
+	r.checked = ensure.NewCheckedVersions(&corev1.Service{}, &corev1.Secret{})
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Runtime{}).
 		Owns(&appsv1.StatefulSet{}).

@@ -152,11 +152,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := status.ExportConditions(mgr, "RuntimeVersion", &v1alpha1.RuntimeVersionList{}, nil); err != nil {
 		return err
 	}
-	checked, err := ensure.NewCheckedVersions(mgr.GetScheme(), &corev1.Service{})
-	if err != nil {
-		return err
-	}
-	r.checked = checked
+	r.checked = ensure.NewCheckedVersions(&corev1.Service{})
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.RuntimeVersion{}).
 		Owns(&appsv1.Deployment{}).
