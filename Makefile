@@ -479,12 +479,7 @@ s3-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) ## Run the S3-compatible store (versit
 	  --from-literal=access-key=quintet-$$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n') \
 	  --from-literal=secret-key=$$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n') >/dev/null
 	@$(KUBECTL) kustomize config/s3store | sed 's|image: versitygw$$|image: $(S3_IMAGE)|' | $(KUBECTL) apply -f - >/dev/null
-	@# The pod's Ready condition (the kubelet's), not the StatefulSet's status: on a loaded machine
-	@# kube-controller-manager has been seen updating a StatefulSet's status minutes late.
-	@{ $(KUBECTL) -n quintet-s3 wait --for=create pod/versitygw-0 --timeout=5m >/dev/null && \
-	  $(KUBECTL) -n quintet-s3 wait --for=condition=Ready pod/versitygw-0 --timeout=5m; } || { \
-	  $(KUBECTL) -n quintet-s3 logs statefulset/versitygw --tail=50; $(KUBECTL) -n quintet-s3 describe persistentvolumeclaims,pods; \
-	  $(KUBECTL) -n quintet-s3 get events --sort-by=.lastTimestamp; exit 1; }
+	@KUBECTL=$(KUBECTL) hack/s3.sh wait
 	@KUBECTL=$(KUBECTL) hack/s3.sh bucket etcd-backups || { $(KUBECTL) -n quintet-s3 get pods,services,endpointslices -o wide; exit 1; }
 
 # The monitoring stack's images are built apart from `make images`: only prometheus-up needs them.
