@@ -18,7 +18,14 @@ import (
 // ready to use; a controller keeps one for its kind.
 type Transitions struct {
 	mu   sync.Mutex
-	last map[string]metav1.Condition // namespace/name/type -> last reported
+	last map[string]reported // namespace/name/type -> last reported
+}
+
+// reported is what a transition is told by: a condition's status and reason (its message is
+// not kept: at a thousand objects it was most of what Transitions held).
+type reported struct {
+	status metav1.ConditionStatus
+	reason string
 }
 
 // Record reports obj's negative-polarity condition of that type if it transitioned since it
@@ -33,20 +40,20 @@ func (t *Transitions) Record(r recorder.EventRecorder, obj Object, before []meta
 	t.mu.Lock()
 	was, seen := t.last[key]
 	if t.last == nil {
-		t.last = map[string]metav1.Condition{}
+		t.last = map[string]reported{}
 	}
-	t.last[key] = *now
+	t.last[key] = reported{now.Status, now.Reason}
 	t.mu.Unlock()
 	if !seen {
 		if c := meta.FindStatusCondition(before, conditionType); c != nil {
-			was, seen = *c, true
+			was, seen = reported{c.Status, c.Reason}, true
 		}
 	}
 	switch {
-	case seen && was.Status == now.Status && was.Reason == now.Reason:
+	case seen && was == reported{now.Status, now.Reason}:
 	case now.Status == metav1.ConditionTrue:
 		r.Eventf(obj, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", now.Message)
-	case seen && was.Status == metav1.ConditionTrue:
+	case seen && was.status == metav1.ConditionTrue:
 		r.Eventf(obj, nil, corev1.EventTypeNormal, now.Reason, "Reconcile", "%s", now.Message)
 	}
 }
