@@ -15,15 +15,14 @@ import (
 const ManagedByLabel, ManagedBy = "app.kubernetes.io/managed-by", "quintet-kre-runtime"
 
 // CacheOptions narrows the manager's cache to the objects the operator made: its memory
-// follows what it manages, and it holds no Secret but its own. Of its pods it keeps the
-// metadata alone (the controllers watch them with WatchesMetadata, and read them whole from
-// the API server only while a workload of theirs has not settled: PodsToRead), and of its
-// Services and Secrets too (they watch them with builder.OnlyMetadata, and
-// ensure.CheckedVersions says when one must be read whole), so the manager keeps no
-// credentials in memory; of its StatefulSets and Deployments, no pod template
+// follows what it manages, and it holds no Secret but its own. It holds no pods (a pass reads
+// them from the API server only while a workload of theirs has not settled: PodsToRead), and
+// of its Services and Secrets the metadata alone (the controllers watch them with
+// builder.OnlyMetadata, and ensure.CheckedVersions says when one must be read whole), so the
+// manager keeps no credentials in memory; of its StatefulSets and Deployments, no pod template
 // (ensure.SpecsOutOfCache).
 func CacheOptions(o *ctrl.Options) {
 	labelled.CacheOnly(labels.SelectorFromSet(labels.Set{ManagedByLabel: ManagedBy}),
-		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, &corev1.Secret{}, &networkingv1.Ingress{}, &corev1.Pod{})(o)
+		&appsv1.StatefulSet{}, &appsv1.Deployment{}, &corev1.Service{}, &corev1.Secret{}, &networkingv1.Ingress{})(o)
 	ensure.SpecsOutOfCache(o)
 }

@@ -2,6 +2,7 @@ package kreruntime
 
 import (
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,5 +51,25 @@ func TestPodsToReadReadsStatefulSetsAndDeploymentsAlike(t *testing.T) {
 	set.Status.ReadyReplicas, deployment.Status.ReadyReplicas = 0, 0
 	if !PodsToRead(map[string]*appsv1.StatefulSet{"a": set}) || !PodsToRead(map[string]*appsv1.Deployment{"a": deployment}) {
 		t.Error("an unready StatefulSet or Deployment has no pods to read")
+	}
+}
+
+func TestAnUnsettledWorkloadIsLookedAtAgainAndASettledOneIsNot(t *testing.T) {
+	tests := []struct {
+		name      string
+		unsettled bool
+		graceEnds time.Duration
+		want      time.Duration
+	}{
+		{"settled: only a watch wakes it", false, 0, 0},
+		{"settled, whatever a pod's grace", false, time.Second, 0},
+		{"unsettled: the recheck", true, 0, UnsettledRecheck},
+		{"a pod's grace ends first", true, 3 * time.Second, 3 * time.Second},
+		{"a pod's grace ends later than the recheck", true, time.Minute, UnsettledRecheck},
+	}
+	for _, tt := range tests {
+		if got := RecheckAfter(tt.unsettled, tt.graceEnds); got != tt.want {
+			t.Errorf("%s: RecheckAfter(%v, %v) = %v, want %v", tt.name, tt.unsettled, tt.graceEnds, got, tt.want)
+		}
 	}
 }

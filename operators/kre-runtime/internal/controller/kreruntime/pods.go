@@ -3,6 +3,7 @@ package kreruntime
 import (
 	"context"
 	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,9 +13,29 @@ import (
 	"github.com/quintet-operators/quintet/shared/pods"
 )
 
-// Pods lists the pods with these labels in namespace. The manager's cache holds pods as
-// metadata only (their watch wakes their owner), so r is the API reader: a pass reads pods
-// only while a workload of theirs has not settled (PodsToRead).
+// UnsettledRecheck is how soon a pass looks again at a Runtime or version with a workload that
+// has pods and has not settled (PodsToRead). The manager does not watch pods: their
+// workloads' status wakes a pass when a pod is made, turns ready or goes, and this recheck
+// when a pod fails in a way its workload's status does not show (a crash loop, an image that
+// cannot be pulled, a pod that stays unready).
+const UnsettledRecheck = 15 * time.Second
+
+// RecheckAfter is how soon a pass looks again at a Runtime or version: UnsettledRecheck while a
+// workload of theirs has not settled (PodsToRead), sooner when a pod's readiness grace ends
+// first (graceEnds, 0 for none); never once all have settled, when only a watch wakes it.
+func RecheckAfter(unsettled bool, graceEnds time.Duration) time.Duration {
+	switch {
+	case !unsettled:
+		return 0
+	case graceEnds > 0:
+		return min(graceEnds, UnsettledRecheck)
+	}
+	return UnsettledRecheck
+}
+
+// Pods lists the pods with these labels in namespace. The manager does not cache pods, so r is
+// the API reader: a pass reads pods only while a workload of theirs has not settled
+// (PodsToRead).
 func Pods(ctx context.Context, r client.Reader, namespace string, labels map[string]string) ([]corev1.Pod, error) {
 	list := &corev1.PodList{}
 	if err := r.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels(labels)); err != nil {
@@ -44,8 +65,7 @@ func workloadOf[W *appsv1.StatefulSet | *appsv1.Deployment](obj W) workload {
 // whether one has pods and has not settled, with each of the replicas it wants ready on its
 // current spec and no other. A settled workload's pods have nothing to tell (pods.Failure, a
 // readiness ask): a pod that crashes, cannot pull its image or stays unready leaves its
-// replica unready. So at a thousand Runtimes the manager keeps no pod bodies, and reads none
-// once all are settled.
+// replica unready. So the manager keeps no pods, and reads none once all are settled.
 func PodsToRead[W *appsv1.StatefulSet | *appsv1.Deployment](workloads map[string]W) bool {
 	for _, w := range workloads {
 		if unsettled(workloadOf(w)) {

@@ -25,7 +25,6 @@ import (
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
-	"github.com/quintet-operators/quintet/shared/labelled"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -50,7 +49,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one Runtime's infrastructure to its spec and reports it in its status.
@@ -96,7 +95,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	sets, err := r.statefulSets(ctx, rt)
 	errs = append(errs, err)
 	var failures []string
-	if PodsToRead(sets) {
+	unsettled := PodsToRead(sets)
+	if unsettled {
 		pods, err := Pods(ctx, r.APIReader, rt.Namespace, map[string]string{v1alpha1.RuntimeLabel: rt.Name})
 		errs = append(errs, err)
 		failures = PodFailures(pods)
@@ -104,6 +104,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	err = errors.Join(errs...)
 	setStatus(rt, comps, sets, version, failures, err)
 	result, err := ensure.ResultOf(err)
+	if result.IsZero() && err == nil {
+		result.RequeueAfter = RecheckAfter(unsettled, 0)
+	}
 	return result, versions.Items, err
 }
 
@@ -259,8 +262,7 @@ func (r *Reconciler) ensure(ctx context.Context, rt *v1alpha1.Runtime, desired c
 	return ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder, Checked: r.checked}.Ensure(ctx, rt, desired)
 }
 
-// SetupWithManager watches Runtimes, what they own, their pods' metadata, and the RuntimeVersions
-// that name them.
+// SetupWithManager watches Runtimes, what they own, and the RuntimeVersions that name them.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := status.ExportConditions(mgr, "Runtime", &v1alpha1.RuntimeList{}, nil); err != nil {
 		return err
@@ -272,7 +274,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}, builder.OnlyMetadata).
 		Owns(&corev1.Secret{}, builder.OnlyMetadata).
 		Owns(&networkingv1.Ingress{}).
-		WatchesMetadata(&corev1.Pod{}, labelled.ToOwner(v1alpha1.RuntimeLabel)).
 		Watches(&v1alpha1.RuntimeVersion{}, handler.EnqueueRequestsFromMapFunc(runtimeOfVersion)).
 		Named("runtime").
 		Complete(r)

@@ -22,7 +22,6 @@ import (
 	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/kreruntime"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
-	"github.com/quintet-operators/quintet/shared/labelled"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -47,7 +46,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=kre.konstellation.io,resources=runtimes,verbs=get;list;watch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one RuntimeVersion's Deployments to its spec and reports them in its status.
@@ -95,15 +94,16 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 	deployments, listErr := r.deployments(ctx, rv)
 	var pods []corev1.Pod
 	var podsErr error
-	if kreruntime.PodsToRead(deployments) {
+	unsettled := kreruntime.PodsToRead(deployments)
+	if unsettled {
 		pods, podsErr = kreruntime.Pods(ctx, r.APIReader, rv.Namespace, map[string]string{v1alpha1.VersionLabel: rv.Name})
 	}
 	unready, again := unreadyPods(ctx, pods, time.Now())
 	err = errors.Join(err, listErr, podsErr)
 	setStatus(rv, deployments, append(kreruntime.PodFailures(pods), unready...), waiting, err)
 	result, err := ensure.ResultOf(err)
-	if again > 0 && result.RequeueAfter == 0 && err == nil {
-		result.RequeueAfter = again // a pod's grace ends: ask it then
+	if result.IsZero() && err == nil {
+		result.RequeueAfter = kreruntime.RecheckAfter(unsettled, again)
 	}
 	return result, err
 }
@@ -141,7 +141,7 @@ func (r *Reconciler) deployments(ctx context.Context, rv *v1alpha1.RuntimeVersio
 	return out, nil
 }
 
-// SetupWithManager watches RuntimeVersions, their Deployments, Services and pods' metadata, and
+// SetupWithManager watches RuntimeVersions, their Deployments and Services, and
 // the Runtimes they name (a version waits for its Runtime).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.RuntimeVersion{}, runtimeRefField,
@@ -158,7 +158,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}, builder.OnlyMetadata).
 		Watches(&v1alpha1.Runtime{}, handler.EnqueueRequestsFromMapFunc(r.versionsOfRuntime)).
-		WatchesMetadata(&corev1.Pod{}, labelled.ToOwner(v1alpha1.VersionLabel)).
 		Named("runtimeversion").
 		Complete(r)
 }

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
+	"github.com/quintet-operators/quintet/operators/kre-runtime/internal/controller/kreruntime"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
 )
@@ -372,13 +373,15 @@ func TestAVersionNamesItsPodsThatCannotRun(t *testing.T) {
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "greet", State: corev1.ContainerState{
 		Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}}}}
 	g.Expect(env.Client.Status().Update(ctx, pod)).To(Succeed())
+	// No watch wakes the version for its pod: a pass of a version whose Deployment has not
+	// settled looks again within kreruntime.UnsettledRecheck, and reads its pods then.
 	g.Eventually(func(g Gomega) {
 		v := getVersion(g, ns)
 		degraded := conditions.Get(v, conditions.DegradedCondition)
 		g.Expect(degraded.Reason).To(Equal(conditions.ReasonPodsFailing))
 		g.Expect(degraded.Message).To(Equal("pod greeter-v1-greet-abc: ImagePullBackOff: Back-off pulling image"))
 		g.Expect(conditions.Get(v, conditions.ReadyCondition).Reason).To(Equal(conditions.ReasonPodsFailing))
-	}, timeout, tick).Should(Succeed())
+	}, kreruntime.UnsettledRecheck+timeout, tick).Should(Succeed())
 
 	// The rollout is undone: the pod goes, the Deployment settles.
 	g.Expect(env.Client.Delete(ctx, pod)).To(Succeed())
