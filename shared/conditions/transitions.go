@@ -42,7 +42,8 @@ func (t *Transitions) Record(r recorder.EventRecorder, obj Object, before []meta
 	if t.last == nil {
 		t.last = map[string]reported{}
 	}
-	t.last[key] = reported{now.Status, now.Reason}
+	is := reported{now.Status, now.Reason}
+	t.last[key] = is
 	t.mu.Unlock()
 	if !seen {
 		if c := meta.FindStatusCondition(before, conditionType); c != nil {
@@ -50,7 +51,7 @@ func (t *Transitions) Record(r recorder.EventRecorder, obj Object, before []meta
 		}
 	}
 	switch {
-	case seen && was == reported{now.Status, now.Reason}:
+	case seen && was == is:
 	case now.Status == metav1.ConditionTrue:
 		r.Eventf(obj, nil, corev1.EventTypeWarning, now.Reason, "Reconcile", "%s", now.Message)
 	case seen && was.status == metav1.ConditionTrue:

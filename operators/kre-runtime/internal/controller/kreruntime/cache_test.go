@@ -68,8 +68,8 @@ func TestAnUnsettledWorkloadIsLookedAtAgainAndASettledOneIsNot(t *testing.T) {
 		{"a pod's grace ends later than the recheck", true, time.Minute, UnsettledRecheck},
 	}
 	for _, tt := range tests {
-		if got := RecheckAfter(tt.unsettled, tt.graceEnds); got != tt.want {
-			t.Errorf("%s: RecheckAfter(%v, %v) = %v, want %v", tt.name, tt.unsettled, tt.graceEnds, got, tt.want)
+		if got := recheckAfter(tt.unsettled, tt.graceEnds); got != tt.want {
+			t.Errorf("%s: recheckAfter(%v, %v) = %v, want %v", tt.name, tt.unsettled, tt.graceEnds, got, tt.want)
 		}
 	}
 }

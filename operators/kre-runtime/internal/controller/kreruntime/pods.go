@@ -8,8 +8,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/quintet-operators/quintet/shared/ensure"
 	"github.com/quintet-operators/quintet/shared/pods"
 )
 
@@ -20,10 +22,10 @@ import (
 // cannot be pulled, a pod that stays unready).
 const UnsettledRecheck = 15 * time.Second
 
-// RecheckAfter is how soon a pass looks again at a Runtime or version: UnsettledRecheck while a
+// recheckAfter is how soon a pass looks again at a Runtime or version: UnsettledRecheck while a
 // workload of theirs has not settled (PodsToRead), sooner when a pod's readiness grace ends
 // first (graceEnds, 0 for none); never once all have settled, when only a watch wakes it.
-func RecheckAfter(unsettled bool, graceEnds time.Duration) time.Duration {
+func recheckAfter(unsettled bool, graceEnds time.Duration) time.Duration {
 	switch {
 	case !unsettled:
 		return 0
@@ -31,6 +33,16 @@ func RecheckAfter(unsettled bool, graceEnds time.Duration) time.Duration {
 		return min(graceEnds, UnsettledRecheck)
 	}
 	return UnsettledRecheck
+}
+
+// ResultOf is a pass's result as ensure.ResultOf gives it, and, when that neither retries nor
+// looks again, recheckAfter(unsettled, graceEnds).
+func ResultOf(err error, unsettled bool, graceEnds time.Duration) (ctrl.Result, error) {
+	result, err := ensure.ResultOf(err)
+	if result.IsZero() && err == nil {
+		result.RequeueAfter = recheckAfter(unsettled, graceEnds)
+	}
+	return result, err
 }
 
 // Pods lists the pods with these labels in namespace. The manager does not cache pods, so r is

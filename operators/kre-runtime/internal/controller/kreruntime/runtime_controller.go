@@ -103,10 +103,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	}
 	err = errors.Join(errs...)
 	setStatus(rt, comps, sets, version, failures, err)
-	result, err := ensure.ResultOf(err)
-	if result.IsZero() && err == nil {
-		result.RequeueAfter = RecheckAfter(unsettled, 0)
-	}
+	result, err := ResultOf(err, unsettled, 0)
 	return result, versions.Items, err
 }
 

@@ -101,11 +101,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rv *v1alpha1.RuntimeVe
 	unready, again := unreadyPods(ctx, pods, time.Now())
 	err = errors.Join(err, listErr, podsErr)
 	setStatus(rv, deployments, append(kreruntime.PodFailures(pods), unready...), waiting, err)
-	result, err := ensure.ResultOf(err)
-	if result.IsZero() && err == nil {
-		result.RequeueAfter = kreruntime.RecheckAfter(unsettled, again)
-	}
-	return result, err
+	return kreruntime.ResultOf(err, unsettled, again)
 }
 
 // reconcileDeployments makes the entrypoint's Service and Deployment and each node's
