@@ -1,9 +1,10 @@
 // Package release runs Helm's own actions (install, upgrade, uninstall) on the releases of
-// one chart, with Helm's release storage (Secrets in the release's namespace), so that `helm
-// list`, `helm history` and `helm get values` show what the operator did. It keeps the costs
-// of the Helm CLI out of a long-running manager: discovery and the cluster's capabilities
-// are read once, and manifests are not validated against the OpenAPI schema (the API server
-// validates them).
+// one chart, with Helm's release storage (Secrets in the release's namespace, written as Helm
+// writes them), so that `helm list`, `helm history` and `helm get values` show what the
+// operator did. It keeps the costs of the Helm CLI out of a long-running manager: discovery
+// and the cluster's capabilities are read once, manifests are not validated against the
+// OpenAPI schema (the API server validates them), and a release is written with a gzip
+// compressor kept from the last write, not a new one each time.
 package release
 
 import (
@@ -165,7 +166,7 @@ func (c *Client) ActionConfig(namespace string) (*action.Configuration, error) {
 	kc := kube.New(getter)
 	kc.Namespace = namespace
 	kc.Log = c.debugLog
-	secrets := driver.NewSecrets(c.clientset.CoreV1().Secrets(namespace))
+	secrets := newReleaseSecrets(c.clientset.CoreV1().Secrets(namespace))
 	secrets.Log = c.debugLog
 	store := storage.Init(secrets)
 	store.Log = c.debugLog
