@@ -41,8 +41,9 @@ ready() {
     k -n "$NS" wait --for=condition=Ready pod/versitygw-0 --timeout="$1"
 }
 
-# health URL: /health's HTTP status, or curl's error, in 3 s at most.
-health() { curl -sS -m 3 -o /dev/null -w '%{http_code}' "$1/health" 2>&1 | tail -1; }
+# health URL [PID]: /health's HTTP status (000 when none) after curl's error, if any, in 3 s at
+# most; asked from PID's network namespace when given, else from this host's.
+health() { ${2:+nsenter -t "$2" -n} curl -sS -m 3 -o /dev/null -w '%{http_code}' "$1/health" 2>&1 | tr '\n' ' '; }
 
 summary() {
   local ip pid
@@ -55,7 +56,7 @@ summary() {
   for pid in $(pgrep -x versitygw); do
     echo "process $pid: $(ps -o stat=,etimes=,wchan:32= -p "$pid" | tr -s ' ') (state, seconds, wait channel)"
     echo "  listening: $(nsenter -t "$pid" -n ss -Hltn 2>&1 | awk '{print $4}' | tr '\n' ' ')"
-    echo "  /health from its own namespace: 127.0.0.1 $(nsenter -t "$pid" -n curl -sS -m 3 -o /dev/null -w '%{http_code}' http://127.0.0.1:9000/health 2>&1 | tail -1); ${ip:-?} $(nsenter -t "$pid" -n curl -sS -m 3 -o /dev/null -w '%{http_code}' "http://$ip:9000/health" 2>&1 | tail -1)"
+    echo "  /health from its own namespace: 127.0.0.1 $(health http://127.0.0.1:9000 "$pid"); ${ip:-?} $(health "http://$ip:9000" "$pid")"
     echo "  its interfaces: $(nsenter -t "$pid" -n ip -br addr 2>&1 | tr -s ' ' | tr '\n' ';') eth0's address $(nsenter -t "$pid" -n ip -br link show dev eth0 2>&1 | awk '{print $3}')"
   done
   [ -n "$ip" ] || return 0
