@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -41,6 +44,13 @@ type limitedRun struct {
 	oomKills                int64
 	died                    bool
 	gaveUp                  bool // neither settled nor died within its patience
+
+	// Deleting every copy's namespace at once, with the same manager in the same group (for
+	// the finalizers that wait on it: minimart's Helm uninstalls): until every copy was gone,
+	// or until the deletion's patience ran out with left copies still there.
+	toDeleted   time.Duration
+	left        int
+	deleteKills int64 // OOM kills while deleting
 }
 
 // TestBenchScaleLimited answers what memory each manager needs with a thousand objects, as a
@@ -52,8 +62,11 @@ type limitedRun struct {
 // each start, so that the group pays for those it reads, as a container pays for its image's.
 // It prints the time to settled and its ratio to the unlimited run's, CPU time, garbage
 // collections, the group's peak charge, how often it hit its limit, and whether the kernel
-// killed the manager. It fails only when the unlimited run does not settle, or when a limited
-// manager does not say it took its Go memory limit from the group. The unlimited manager
+// killed the manager; then, the same manager still in its group, deletes the copies'
+// namespaces at once and prints how long until every copy was gone (the finalizers wait on
+// the manager: minimart's Helm uninstalls), or how many were left when its patience ran out.
+// It fails only when the unlimited run does not settle or delete every copy, or when a
+// limited manager does not say it took its Go memory limit from the group. The unlimited manager
 // serves heap profiles at scaleProfiles while it runs (/debug/pprof/heap).
 func TestBenchScaleLimited(t *testing.T) {
 	ctx := context.Background()
@@ -74,14 +87,15 @@ func TestBenchScaleLimited(t *testing.T) {
 	runs := make([]limitedRun, 0, len(operators)*(1+len(limits)))
 	for _, op := range operators {
 		bin := buildBenchManager(t, op)
-		unlimited := runLimited(ctx, t, c, op, bin, n, 0, scaleSettleLimit)
-		if unlimited.settled < n {
-			t.Errorf("%s without a memory limit: %d of %d copies settled", op, unlimited.settled, n)
+		unlimited := runLimited(ctx, t, c, op, bin, n, 0, scaleSettleLimit, scaleSettleLimit)
+		if unlimited.settled < n || unlimited.left > 0 {
+			t.Errorf("%s without a memory limit: %d of %d copies settled, %d left after their namespaces were deleted", op, unlimited.settled, n, unlimited.left)
 		}
 		runs = append(runs, unlimited)
 		for _, limit := range limits {
 			patience := max(limitedPatience*unlimited.toSettled, 2*time.Minute)
-			runs = append(runs, runLimited(ctx, t, c, op, bin, n, limit, patience))
+			deletePatience := max(limitedPatience*unlimited.toDeleted, 2*time.Minute)
+			runs = append(runs, runLimited(ctx, t, c, op, bin, n, limit, patience, deletePatience))
 		}
 	}
 	printLimitedTable(runs)
@@ -89,8 +103,9 @@ func TestBenchScaleLimited(t *testing.T) {
 
 // runLimited runs the manager binary bin of op in a memory group limited to limit (0: none)
 // with n copies of its sample until every copy settled, the manager died, or patience ran out;
-// then deletes the copies and stops the manager.
-func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin string, n int, limit int64, patience time.Duration) limitedRun {
+// then deletes the copies' namespaces, waiting deletePatience at most for the copies to go with
+// the same manager, and stops it.
+func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin string, n int, limit int64, patience, deletePatience time.Duration) limitedRun {
 	group := memoryGroup(t, op, limit)
 	evictFromPageCache(t, bin)
 	var profiles []string // the unlimited run serves heap profiles, for a look while the copies settle
@@ -147,13 +162,36 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 		op, limitName(limit), run.settled, n, run.toSettled.Round(100*time.Millisecond), outcome,
 		run.cpu.Round(100*time.Millisecond), run.gcs(), float64(run.groupPeak)/(1<<20), run.limitHits, run.oomKills,
 		float64(run.settledRSS)/(1<<20), float64(run.settledAnon)/(1<<20))
-	if run.died || run.gaveUp { // a fresh manager with memory enough removes what the copies need removed
+	if !run.died && !run.gaveUp {
+		run.toDeleted, run.left = deleteCopies(ctx, t, c, sample, namespaces, manager.Process.Pid, deletePatience)
+		run.deleteKills = oomKills(t, group) - run.oomKills
+		fmt.Printf("memory-limited, %s, limit %s: deleting the %d copies' namespaces: %d copies left after %s; group peak %.1f MiB, %d OOM kills\n",
+			op, limitName(limit), n, run.left, run.toDeleted.Round(100*time.Millisecond),
+			float64(groupValue(t, group, "memory.max_usage_in_bytes"))/(1<<20), run.deleteKills)
+	}
+	if run.died || run.gaveUp || run.left > 0 { // a fresh manager with memory enough removes what the copies need removed
 		stopBenchManager(manager)
 		manager = runBenchManager(t, bin, benchMetrics, "")
 	}
 	deleteNamespaces(t, c, scaleSettleLimit, namespaces...)
 	stopBenchManager(manager)
 	return run
+}
+
+// deleteCopies deletes the namespaces of sample's copies and waits until no copy is left,
+// patience ran out or the manager (pid) died: how long that took, and how many copies were
+// still there.
+func deleteCopies(ctx context.Context, t *testing.T, c client.Client, sample *unstructured.Unstructured, namespaces []string, pid int, patience time.Duration) (time.Duration, int) {
+	start := time.Now()
+	for _, ns := range namespaces {
+		must(t, client.IgnoreNotFound(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})))
+	}
+	for ; ; time.Sleep(time.Second) {
+		left := len(listCopies(ctx, t, c, sample))
+		if left == 0 || time.Since(start) > patience || exited(t, pid) {
+			return time.Since(start), left
+		}
+	}
 }
 
 // removeLeftoverGroups removes the memory groups an interrupted run left (empty once its
@@ -251,16 +289,31 @@ func (r limitedRun) gcs() string {
 // operator's unlimited one.
 func printLimitedTable(runs []limitedRun) {
 	fmt.Printf("\n== bench-scale, memory-limited: each manager in a memory group as a container's (the pages of its binary it reads counted), without a limit and then with one\n")
-	fmt.Printf("%-17s %6s %7s %8s %10s %6s %8s %9s %10s %10s %5s %9s %9s\n", "operator", "limit", "objects", "settled", "to settled", "ratio",
-		"CPU", "GCs", "group peak", "limit hits", "OOM", "RSS then", "anon then")
-	var unlimited time.Duration
+	fmt.Printf("%-17s %6s %7s %8s %10s %6s %8s %9s %10s %10s %5s %9s %9s %20s\n", "operator", "limit", "objects", "settled", "to settled", "ratio",
+		"CPU", "GCs", "group peak", "limit hits", "OOM", "RSS then", "anon then", "deleted (ratio)")
+	var unlimited limitedRun
 	for _, r := range runs {
 		if r.limit == 0 {
-			unlimited = r.toSettled
+			unlimited = r
 		}
 		outcome := strings.TrimSpace(fmt.Sprintf("%d %s", r.settled, r.outcome()))
-		fmt.Printf("%-17s %6s %7d %8s %10s %6.2f %8s %9s %9.1fM %10d %5d %8.1fM %8.1fM\n", r.operator, limitName(r.limit), r.objects, outcome,
-			r.toSettled.Round(100*time.Millisecond), r.toSettled.Seconds()/unlimited.Seconds(), r.cpu.Round(100*time.Millisecond), r.gcs(),
-			float64(r.groupPeak)/(1<<20), r.limitHits, r.oomKills, float64(r.settledRSS)/(1<<20), float64(r.settledAnon)/(1<<20))
+		fmt.Printf("%-17s %6s %7d %8s %10s %6.2f %8s %9s %9.1fM %10d %5d %8.1fM %8.1fM %20s\n", r.operator, limitName(r.limit), r.objects, outcome,
+			r.toSettled.Round(100*time.Millisecond), r.toSettled.Seconds()/unlimited.toSettled.Seconds(), r.cpu.Round(100*time.Millisecond), r.gcs(),
+			float64(r.groupPeak)/(1<<20), r.limitHits, r.oomKills, float64(r.settledRSS)/(1<<20), float64(r.settledAnon)/(1<<20), r.deletion(unlimited))
 	}
+}
+
+// deletion says how deleting the copies' namespaces went: its time and ratio to the unlimited
+// run's, how many copies were left when its patience ran out or the kernel killed the
+// manager, or "-" when the run did not settle (a fresh manager deleted them).
+func (r limitedRun) deletion(unlimited limitedRun) string {
+	switch {
+	case r.toDeleted == 0:
+		return "-"
+	case r.left > 0 && r.deleteKills > 0:
+		return fmt.Sprintf("%d left, killed at %s", r.left, r.toDeleted.Round(time.Second))
+	case r.left > 0:
+		return fmt.Sprintf("%d left, %s", r.left, r.toDeleted.Round(time.Second))
+	}
+	return fmt.Sprintf("%s (%.2f)", r.toDeleted.Round(100*time.Millisecond), r.toDeleted.Seconds()/unlimited.toDeleted.Seconds())
 }
