@@ -25,6 +25,11 @@ const (
 	// ReasonDriftRestored: an object of the release was deleted or edited; the operator put
 	// it back as the release has it, without a new revision.
 	ReasonDriftRestored = "DriftRestored"
+	// ReasonNamespaceTerminating: the Minimart's namespace is being deleted, and its deletion
+	// deletes the release's objects and revisions before the Minimart. The API server
+	// refuses new objects there, so the operator neither restores nor installs the release
+	// again, and tries nothing more until the Minimart itself is deleted.
+	ReasonNamespaceTerminating = "NamespaceTerminating"
 )
 
 // Reasons of Events that are not conditions' (those are the reasons above).

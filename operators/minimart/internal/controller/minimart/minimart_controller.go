@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -112,7 +113,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, m *v1alpha1.Minimart) 
 
 // reconcileNormal recovers an interrupted release, installs or upgrades it when the spec or
 // the chart changed, restores its objects when they drifted, and computes status; it returns
-// the release's newest revision as it leaves it (nil when it read none).
+// the release's newest revision as it leaves it (nil when it read none). In a namespace being
+// deleted, whose deletion takes the release's objects and revisions before the Minimart, an
+// install or restore the API server refused is not tried again.
 func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) (ctrl.Result, *release.Release, error) {
 	o, retry := r.reconcileRelease(ctx, m)
 	if o.err == nil && o.releaseErr == nil && !o.otherOperation && !o.deployed {
@@ -121,8 +124,11 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) 
 	}
 	deployment, err := r.deployment(ctx, m)
 	o.deployment, o.err = deployment, errors.Join(o.err, err)
+	o.namespaceTerminating = namespaceTerminating(o.err) || namespaceTerminating(o.releaseErr)
 	setStatus(m, o)
 	switch {
+	case o.namespaceTerminating:
+		return ctrl.Result{}, o.last, nil // the Minimart's deletion comes next, and wakes a pass
 	case o.err != nil:
 		return ctrl.Result{}, o.last, o.err
 	case o.releaseErr != nil, o.otherOperation:
@@ -167,20 +173,14 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, m *v1alpha1.Minimart)
 func (r *Reconciler) installRelease(ctx context.Context, m *v1alpha1.Minimart, values map[string]any, last *release.Release) (observation, time.Duration) {
 	ctrl.LoggerFrom(ctx).Info("Installing release", "release", m.Name, "chart", r.chartVersion())
 	rel, err := r.Releases.Install(m.Namespace, m.Name, values, r.postRenderer(m))
-	if err != nil {
-		countReleaseFailure(m, actionInstall)
-	}
-	return r.deployed(ctx, m, v1alpha1.EventInstalled, rel, last, err)
+	return r.deployed(ctx, m, actionInstall, v1alpha1.EventInstalled, rel, last, err)
 }
 
 // upgradeRelease upgrades the release to the spec's values and the operator's chart.
 func (r *Reconciler) upgradeRelease(ctx context.Context, m *v1alpha1.Minimart, values map[string]any, last *release.Release) (observation, time.Duration) {
 	ctrl.LoggerFrom(ctx).Info("Upgrading release", "release", m.Name, "chart", r.chartVersion())
 	rel, err := r.Releases.Upgrade(m.Namespace, m.Name, values, r.postRenderer(m))
-	if err != nil {
-		countReleaseFailure(m, actionUpgrade)
-	}
-	return r.deployed(ctx, m, v1alpha1.EventUpgraded, rel, last, err)
+	return r.deployed(ctx, m, actionUpgrade, v1alpha1.EventUpgraded, rel, last, err)
 }
 
 // recoverRelease marks pending, a revision left pending by an operation that was cut off (see
@@ -197,20 +197,32 @@ func (r *Reconciler) recoverRelease(ctx context.Context, m *v1alpha1.Minimart, v
 	return r.upgradeRelease(ctx, m, values, pending)
 }
 
-// deployed is what an install or upgrade (reason: its Event's) left: the new revision, or
-// Helm's error, retried after a back-off. Degraded turning True is the Warning Event of a
-// failure, once per failure, not per retry.
-func (r *Reconciler) deployed(ctx context.Context, m *v1alpha1.Minimart, reason string, rel, last *release.Release, err error) (observation, time.Duration) {
+// deployed is what an install or upgrade (action, and reason: its Event's) left: the new
+// revision, or Helm's error, counted and retried after a back-off; not so the API server's
+// refusal in a namespace being deleted (see reconcileNormal). Degraded turning True is the
+// Warning Event of a failure, once per failure, not per retry.
+func (r *Reconciler) deployed(ctx context.Context, m *v1alpha1.Minimart, action, reason string,
+	rel, last *release.Release, err error) (observation, time.Duration) {
 	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "Helm failed", "release", m.Name)
 		o := observation{releaseErr: err, last: rel, upToDate: rel != nil}
 		if rel == nil {
 			o.last = last
 		}
+		if namespaceTerminating(err) {
+			return o, 0
+		}
+		countReleaseFailure(m, action)
+		ctrl.LoggerFrom(ctx).Error(err, "Helm failed", "release", m.Name)
 		return o, firstRetry
 	}
 	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, reason, "Deploy", "%s release %s revision %d (chart %s)", reason, rel.Name, rel.Version, r.chartVersion())
 	return observation{last: rel, upToDate: true, deployed: true}, 0
+}
+
+// namespaceTerminating says whether err is the API server refusing a new object in a
+// namespace being deleted.
+func namespaceTerminating(err error) bool {
+	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
 }
 
 // chartVersion is the version of the chart the operator runs.

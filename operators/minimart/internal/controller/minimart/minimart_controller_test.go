@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -398,4 +399,53 @@ func TestDeletingAMinimartUninstallsItsRelease(t *testing.T) {
 	g.Expect(secrets.Items).To(BeEmpty())
 	// Helm deleted the chart's objects (envtest runs no garbage collector).
 	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "gone"}, &corev1.Service{})).NotTo(Succeed())
+}
+
+// What deleting a namespace does: its controller deletes what is in it kind by kind, the
+// release's Secrets, Services and Deployments before the Minimarts, and the API server refuses
+// new objects there meanwhile. envtest runs no namespace controller: the test deletes them.
+func TestANamespaceBeingDeletedIsNotFoughtForItsRelease(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	m := create(t, ns, "leaving", nil)
+	waitReady(t, ns, "leaving")
+
+	g.Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	g.Expect(env.Client.Delete(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "leaving"}})).To(Succeed())
+	terminating := func(g Gomega) {
+		m := get(g, ns, "leaving")
+		for _, c := range []string{conditions.ReadyCondition, conditions.ProgressingCondition, conditions.DegradedCondition} {
+			cond := conditions.Get(m, c)
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Reason).To(Equal(v1alpha1.ReasonNamespaceTerminating), "%s: %s", c, cond.Message)
+			g.Expect(cond.Status).To(Equal(metav1.ConditionFalse), c)
+			g.Expect(cond.Message).To(ContainSubstring("Namespace %s is being deleted", ns))
+		}
+	}
+	g.Eventually(terminating, timeout, tick).Should(Succeed())
+	// The restore the API server refused is not tried again: a retry with back-off from
+	// 5 ms would pass about ten times in the next 3 s.
+	passes := reconciles(g)
+	time.Sleep(3 * time.Second)
+	g.Expect(reconciles(g)).To(BeNumerically("<=", passes+1), "passes after the restore was refused")
+
+	// With the revisions gone too, the release is not installed again.
+	secrets := &corev1.SecretList{}
+	g.Expect(env.Client.List(ctx, secrets, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": "leaving"})).To(Succeed())
+	for i := range secrets.Items {
+		g.Expect(env.Client.Delete(ctx, &secrets.Items[i])).To(Succeed())
+	}
+	passes = reconciles(g)
+	g.Expect(env.Client.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "leaving"}})).To(Succeed())
+	g.Eventually(func() float64 { return reconciles(g) }, timeout, tick).Should(BeNumerically(">", passes))
+	g.Consistently(terminating, 2*time.Second, tick).Should(Succeed())
+	g.Expect(history(g, ns, "leaving")).To(BeEmpty())
+	g.Expect(value(g, "quintet_minimart_release_failures_total", m, "action", actionInstall)).To(BeZero())
+
+	// Last, the namespace's deletion deletes the Minimart: it goes.
+	g.Expect(env.Client.Delete(ctx, m)).To(Succeed())
+	g.Eventually(func() error {
+		return env.Client.Get(ctx, client.ObjectKeyFromObject(m), &v1alpha1.Minimart{})
+	}, timeout, tick).Should(Satisfy(apierrors.IsNotFound))
 }

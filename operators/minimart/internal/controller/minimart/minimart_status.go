@@ -27,6 +27,9 @@ type observation struct {
 	otherOperation bool
 	// err is any other error of the pass.
 	err error
+	// namespaceTerminating: the API server refused an object of the release because the
+	// namespace is being deleted.
+	namespaceTerminating bool
 }
 
 // setStatus computes a Minimart's status from what a pass observed.
@@ -40,6 +43,13 @@ func setStatus(m *v1alpha1.Minimart, o observation) {
 	m.Status.ReadyReplicas = 0
 	if o.deployment != nil {
 		m.Status.ReadyReplicas = o.deployment.Status.ReadyReplicas
+	}
+	if o.namespaceTerminating {
+		message := fmt.Sprintf("Namespace %s is being deleted, and the release with it: the operator installs and restores nothing there.", m.Namespace)
+		for _, c := range []string{conditions.DegradedCondition, conditions.ProgressingCondition, conditions.ReadyCondition} {
+			set(m, c, false, v1alpha1.ReasonNamespaceTerminating, message)
+		}
+		return
 	}
 	deployedAsAsked := o.upToDate && o.last.Info.Status == release.StatusDeployed
 	rolledOut, rollout := rolloutState(o.deployment)

@@ -55,6 +55,10 @@ func TestSetStatus(t *testing.T) {
 		// Ready says Degraded's reason, as every Quintet kind's Ready does.
 		{"drift could not be restored, the page still served", observation{last: deployed, upToDate: true, err: errors.New("conflict"), deployment: deploymentWith(2)},
 			want{conditions.ReasonReconcileFailed, conditions.ReasonStable, conditions.ReasonReconcileFailed, previous, 2}},
+		// Its namespace's deletion took the Service, and the API server refused it back: not
+		// a failure to look at, and no retry.
+		{"the namespace is being deleted", observation{last: deployed, upToDate: true, err: errors.New("forbidden"), namespaceTerminating: true, deployment: deploymentWith(2)},
+			want{v1alpha1.ReasonNamespaceTerminating, v1alpha1.ReasonNamespaceTerminating, v1alpha1.ReasonNamespaceTerminating, previous, 2}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
