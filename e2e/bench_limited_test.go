@@ -51,6 +51,10 @@ type limitedRun struct {
 	toDeleted   time.Duration
 	left        int
 	deleteKills int64 // OOM kills while deleting
+	// deletePasses and deleteRequests are the manager's passes and API requests by verb while
+	// deleting (a manager that fights the namespaces' deletion makes and retries objects there).
+	deletePasses   float64
+	deleteRequests requestCounts
 }
 
 // TestBenchScaleLimited answers what memory each manager needs with a thousand objects, as a
@@ -163,11 +167,15 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 		run.cpu.Round(100*time.Millisecond), run.gcs(), float64(run.groupPeak)/(1<<20), run.limitHits, run.oomKills,
 		float64(run.settledRSS)/(1<<20), float64(run.settledAnon)/(1<<20))
 	if !run.died && !run.gaveUp {
+		passes, requests := metricSum("controller_runtime_reconcile_total"), scrapeRequests(t, benchMetrics)
 		run.toDeleted, run.left = deleteCopies(ctx, t, c, sample, namespaces, manager.Process.Pid, deletePatience)
 		run.deleteKills = oomKills(t, group) - run.oomKills
-		fmt.Printf("memory-limited, %s, limit %s: deleting the %d copies' namespaces: %d copies left after %s; group peak %.1f MiB, %d OOM kills\n",
+		if !exited(t, manager.Process.Pid) {
+			run.deletePasses, run.deleteRequests = metricSum("controller_runtime_reconcile_total")-passes, scrapeRequests(t, benchMetrics).sub(requests)
+		}
+		fmt.Printf("memory-limited, %s, limit %s: deleting the %d copies' namespaces: %d copies left after %s; group peak %.1f MiB, %d OOM kills; %.0f passes, requests %v\n",
 			op, limitName(limit), n, run.left, run.toDeleted.Round(100*time.Millisecond),
-			float64(groupValue(t, group, "memory.max_usage_in_bytes"))/(1<<20), run.deleteKills)
+			float64(groupValue(t, group, "memory.max_usage_in_bytes"))/(1<<20), run.deleteKills, run.deletePasses, run.deleteRequests)
 	}
 	if run.died || run.gaveUp || run.left > 0 { // a fresh manager with memory enough removes what the copies need removed
 		stopBenchManager(manager)
@@ -192,6 +200,16 @@ func deleteCopies(ctx context.Context, t *testing.T, c client.Client, sample *un
 			return time.Since(start), left
 		}
 	}
+}
+
+// metricSum is the sum of every series of the manager's metric name (0 when the scrape fails).
+func metricSum(name string) (sum float64) {
+	forEachSample(func(n string, v float64) {
+		if n == name {
+			sum += v
+		}
+	})
+	return sum
 }
 
 // removeLeftoverGroups removes the memory groups an interrupted run left (empty once its
