@@ -167,11 +167,11 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 		run.cpu.Round(100*time.Millisecond), run.gcs(), float64(run.groupPeak)/(1<<20), run.limitHits, run.oomKills,
 		float64(run.settledRSS)/(1<<20), float64(run.settledAnon)/(1<<20))
 	if !run.died && !run.gaveUp {
-		passes, requests := metricSum("controller_runtime_reconcile_total"), scrapeRequests(t, benchMetrics)
+		passes, requests := metricSample("controller_runtime_reconcile_total"), scrapeRequests(t, benchMetrics)
 		run.toDeleted, run.left = deleteCopies(ctx, t, c, sample, namespaces, manager.Process.Pid, deletePatience)
 		run.deleteKills = oomKills(t, group) - run.oomKills
 		if !exited(t, manager.Process.Pid) {
-			run.deletePasses, run.deleteRequests = metricSum("controller_runtime_reconcile_total")-passes, scrapeRequests(t, benchMetrics).sub(requests)
+			run.deletePasses, run.deleteRequests = metricSample("controller_runtime_reconcile_total")-passes, scrapeRequests(t, benchMetrics).sub(requests)
 		}
 		fmt.Printf("memory-limited, %s, limit %s: deleting the %d copies' namespaces: %d copies left after %s; group peak %.1f MiB, %d OOM kills; %.0f passes, requests %v\n",
 			op, limitName(limit), n, run.left, run.toDeleted.Round(100*time.Millisecond),
@@ -200,16 +200,6 @@ func deleteCopies(ctx context.Context, t *testing.T, c client.Client, sample *un
 			return time.Since(start), left
 		}
 	}
-}
-
-// metricSum is the sum of every series of the manager's metric name (0 when the scrape fails).
-func metricSum(name string) (sum float64) {
-	forEachSample(func(n string, v float64) {
-		if n == name {
-			sum += v
-		}
-	})
-	return sum
 }
 
 // removeLeftoverGroups removes the memory groups an interrupted run left (empty once its

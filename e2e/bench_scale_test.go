@@ -378,11 +378,12 @@ func queueSample() (depth, longest float64) {
 	return depth, longest
 }
 
-// metricSample is the value of the manager's metric name (its last sample; 0 without one).
+// metricSample is the value of the manager's metric name, summed over its series (0 without
+// one, or when the scrape fails).
 func metricSample(name string) (value float64) {
 	forEachSample(func(n string, v float64) {
 		if n == name {
-			value = v
+			value += v
 		}
 	})
 	return value

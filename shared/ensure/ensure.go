@@ -52,6 +52,12 @@ func IsNotOwned(err error) (*NotOwnedError, bool) {
 	return notOwned, ok
 }
 
+// IsNamespaceTerminating reports whether err is (or wraps) the API server's refusal of a new
+// object in a namespace being deleted.
+func IsNamespaceTerminating(err error) bool {
+	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+}
+
 // Writer writes an operator's objects. Client is the manager's (cached) client; APIReader
 // reads past the cache, which holds only the operator's labelled objects (the manager's
 // APIReader; Client when nil); Recorder, when set, records on the owner the Event of each
@@ -260,7 +266,7 @@ func ResultOf(err error) (ctrl.Result, error) {
 	if _, notOwned := IsNotOwned(err); notOwned {
 		return ctrl.Result{RequeueAfter: NotOwnedRecheck}, nil
 	}
-	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+	if IsNamespaceTerminating(err) {
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, err

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -142,7 +141,7 @@ func TestResultOfAPassInANamespaceBeingDeletedIsNoRetry(t *testing.T) {
 	}
 	err := Writer{Client: env.Client}.Ensure(ctx, owner, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(80), Protocol: corev1.ProtocolTCP}}}})
-	if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+	if !IsNamespaceTerminating(err) {
 		t.Fatalf("creating in a namespace being deleted: %v", err)
 	}
 	if result, rerr := ResultOf(fmt.Errorf("a pass: %w", err)); rerr != nil || !result.IsZero() {

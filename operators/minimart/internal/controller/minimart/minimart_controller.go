@@ -12,7 +12,6 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,6 +25,7 @@ import (
 	"github.com/quintet-operators/quintet/operators/minimart/api/v1alpha1"
 	helmrelease "github.com/quintet-operators/quintet/operators/minimart/internal/release"
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/ensure"
 	"github.com/quintet-operators/quintet/shared/status"
 )
 
@@ -124,10 +124,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, m *v1alpha1.Minimart) 
 	}
 	deployment, err := r.deployment(ctx, m)
 	o.deployment, o.err = deployment, errors.Join(o.err, err)
-	o.namespaceTerminating = namespaceTerminating(o.err) || namespaceTerminating(o.releaseErr)
 	setStatus(m, o)
 	switch {
-	case o.namespaceTerminating:
+	case o.namespaceTerminating():
 		return ctrl.Result{}, o.last, nil // the Minimart's deletion comes next, and wakes a pass
 	case o.err != nil:
 		return ctrl.Result{}, o.last, o.err
@@ -208,7 +207,7 @@ func (r *Reconciler) deployed(ctx context.Context, m *v1alpha1.Minimart, action,
 		if rel == nil {
 			o.last = last
 		}
-		if namespaceTerminating(err) {
+		if ensure.IsNamespaceTerminating(err) {
 			return o, 0
 		}
 		countReleaseFailure(m, action)
@@ -217,12 +216,6 @@ func (r *Reconciler) deployed(ctx context.Context, m *v1alpha1.Minimart, action,
 	}
 	r.Recorder.Eventf(m, nil, corev1.EventTypeNormal, reason, "Deploy", "%s release %s revision %d (chart %s)", reason, rel.Name, rel.Version, r.chartVersion())
 	return observation{last: rel, upToDate: true, deployed: true}, 0
-}
-
-// namespaceTerminating says whether err is the API server refusing a new object in a
-// namespace being deleted.
-func namespaceTerminating(err error) bool {
-	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
 }
 
 // chartVersion is the version of the chart the operator runs.

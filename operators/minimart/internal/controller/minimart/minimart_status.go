@@ -9,6 +9,7 @@ import (
 
 	"github.com/quintet-operators/quintet/operators/minimart/api/v1alpha1"
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/ensure"
 )
 
 // observation is what a pass saw and did.
@@ -27,9 +28,12 @@ type observation struct {
 	otherOperation bool
 	// err is any other error of the pass.
 	err error
-	// namespaceTerminating: the API server refused an object of the release because the
-	// namespace is being deleted.
-	namespaceTerminating bool
+}
+
+// namespaceTerminating: the API server refused an object of the release (an install, upgrade
+// or restore) because the namespace is being deleted.
+func (o observation) namespaceTerminating() bool {
+	return ensure.IsNamespaceTerminating(o.err) || ensure.IsNamespaceTerminating(o.releaseErr)
 }
 
 // setStatus computes a Minimart's status from what a pass observed.
@@ -44,7 +48,7 @@ func setStatus(m *v1alpha1.Minimart, o observation) {
 	if o.deployment != nil {
 		m.Status.ReadyReplicas = o.deployment.Status.ReadyReplicas
 	}
-	if o.namespaceTerminating {
+	if o.namespaceTerminating() {
 		message := fmt.Sprintf("Namespace %s is being deleted, and the release with it: the operator installs and restores nothing there.", m.Namespace)
 		for _, c := range []string{conditions.DegradedCondition, conditions.ProgressingCondition, conditions.ReadyCondition} {
 			set(m, c, false, v1alpha1.ReasonNamespaceTerminating, message)

@@ -6,6 +6,8 @@ import (
 
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -22,6 +24,13 @@ func deploymentWith(available int32) *appsv1.Deployment {
 			ReadyReplicas: available, AvailableReplicas: available},
 	}
 }
+
+// refusedInTerminatingNamespace is the API server's refusal of a new object in a namespace
+// being deleted.
+var refusedInTerminatingNamespace = &apierrors.StatusError{ErrStatus: metav1.Status{
+	Reason:  metav1.StatusReasonForbidden,
+	Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}},
+}}
 
 func TestSetStatus(t *testing.T) {
 	deployed := revision(3, release.StatusDeployed, "Shop", now())
@@ -57,7 +66,7 @@ func TestSetStatus(t *testing.T) {
 			want{conditions.ReasonReconcileFailed, conditions.ReasonStable, conditions.ReasonReconcileFailed, previous, 2}},
 		// Its namespace's deletion took the Service, and the API server refused it back: not
 		// a failure to look at, and no retry.
-		{"the namespace is being deleted", observation{last: deployed, upToDate: true, err: errors.New("forbidden"), namespaceTerminating: true, deployment: deploymentWith(2)},
+		{"the namespace is being deleted", observation{last: deployed, upToDate: true, err: refusedInTerminatingNamespace, deployment: deploymentWith(2)},
 			want{v1alpha1.ReasonNamespaceTerminating, v1alpha1.ReasonNamespaceTerminating, v1alpha1.ReasonNamespaceTerminating, previous, 2}},
 	}
 	for _, c := range cases {
