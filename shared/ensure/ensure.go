@@ -53,9 +53,19 @@ func IsNotOwned(err error) (*NotOwnedError, bool) {
 }
 
 // IsNamespaceTerminating reports whether err is (or wraps) the API server's refusal of a new
-// object in a namespace being deleted.
+// object in a namespace being deleted, or already gone: a manager behind its watches (a
+// thousand namespaces deleted at once) still has the owner in its cache after its namespace
+// went, and the API server answers a create there that the namespace is not found.
 func IsNamespaceTerminating(err error) bool {
-	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !apierrors.IsNotFound(err) || !errors.As(err, &status) {
+		return false
+	}
+	details := status.Status().Details
+	return details != nil && details.Group == "" && details.Kind == "namespaces"
 }
 
 // Writer writes an operator's objects. Client is the manager's (cached) client; APIReader

@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clientevents "k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/quintet-operators/quintet/shared/internal/testkind"
 	"github.com/quintet-operators/quintet/shared/testenv"
@@ -149,5 +151,25 @@ func TestResultOfAPassInANamespaceBeingDeletedIsNoRetry(t *testing.T) {
 	}
 	if _, rerr := ResultOf(fmt.Errorf("other")); rerr == nil {
 		t.Error("any other error is retried")
+	}
+}
+
+// A manager behind its watches still has an owner whose namespace is gone: a create there is
+// not found for the namespace, and the pass ends without a retry too. Another object not found
+// is no such thing.
+func TestResultOfAPassInANamespaceAlreadyGoneIsNoRetry(t *testing.T) {
+	ctx := context.Background()
+	owner := &testkind.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ensure-gone", UID: "a-widget-in-a-cache"}}
+	err := Writer{Client: env.Client}.Ensure(ctx, owner, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ensure-gone"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(80), Protocol: corev1.ProtocolTCP}}}})
+	if !IsNamespaceTerminating(err) {
+		t.Fatalf("creating in a namespace that is gone: %v", err)
+	}
+	if result, rerr := ResultOf(fmt.Errorf("a pass: %w", err)); rerr != nil || !result.IsZero() {
+		t.Errorf("ResultOf(%v) = %+v, %v: want no retry", err, result, rerr)
+	}
+	missing := env.Client.Get(ctx, client.ObjectKey{Namespace: env.NewNamespace(t, "ensure-here"), Name: "missing"}, &corev1.Service{})
+	if !apierrors.IsNotFound(missing) || IsNamespaceTerminating(missing) {
+		t.Errorf("a Service not found (%v) is not a namespace gone", missing)
 	}
 }

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -136,10 +135,8 @@ func Options(name string, f Flags, scheme *runtime.Scheme, customize ...func(*ct
 	if !f.EnableHTTP2 {
 		tlsOpts = append(tlsOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
 	}
-	metrics := metricsserver.Options{BindAddress: f.MetricsAddr, SecureServing: f.SecureMetrics, TLSOpts: tlsOpts}
-	if f.SecureMetrics {
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
-	}
+	metrics := metricsserver.Options{BindAddress: f.MetricsAddr, SecureServing: f.SecureMetrics, TLSOpts: tlsOpts,
+		FilterProvider: metricsFilters(f.SecureMetrics)}
 	opts := ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 metrics,
