@@ -307,6 +307,34 @@ func TestGordonWhosePodsTheAPIRejectsIsDegradedOnceAndNotRetried(t *testing.T) {
 	g.Expect(events.Emitted(gordon, conditions.ReasonAsExpected)).To(Equal(1), "the recovery is an Event too")
 }
 
+// A namespace being deleted refuses new pods until its deletion takes the Gordon too: a pod
+// deleted there (the namespace's controller deletes them before the Gordon) starts a pass that
+// tries once and does not retry, as the ReplicaSet controller does, nor says it is Degraded.
+func TestGordonInANamespaceBeingDeletedDoesNotFightForItsPods(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	gordon := newGordon(t, ns, 2)
+	pods := waitForPods(t, gordon, 2)
+	// envtest runs no namespace controller: the namespace stays Terminating.
+	g.Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	creates := writes.Creates(ns)
+	g.Expect(env.Client.Delete(ctx, &pods[0])).To(Succeed())
+	g.Eventually(func() int { return writes.Creates(ns) }, timeout, tick).Should(BeNumerically(">", creates))
+	// Each event the deletion makes starts a pass and a try (the pod's deletion, the status
+	// write it leads to, the passes this package's lagging cache adds); then the tries stop. A
+	// retry with back-off from 5 ms tries again after 1.3 s, 2.6 s, 5.1 s, ... of failing.
+	tried := -1
+	g.Eventually(func() bool {
+		n := writes.Creates(ns)
+		stopped := n == tried
+		tried = n
+		return stopped
+	}, timeout, time.Second).Should(BeTrue(), "creates a second apart")
+	g.Consistently(func() int { return writes.Creates(ns) }, 4*time.Second, tick).Should(Equal(tried))
+	g.Expect(degradedCondition(g, gordon).Status).To(Equal(metav1.ConditionFalse))
+}
+
 func TestGordonRejectsBadInputAtAdmission(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
+	"github.com/quintet-operators/quintet/shared/ensure"
 )
 
 // keyOf is the expectations key of a Gordon: namespace/name, as its reconcile request.
@@ -96,7 +97,10 @@ func (r *Reconciler) createPods(ctx context.Context, g *v1.Gordon, template *cor
 	if created > 0 {
 		r.Recorder.Eventf(g, nil, corev1.EventTypeNormal, v1.EventScaled, "Create", "Created %d pods", created)
 	}
-	if err == nil {
+	if err == nil || ensure.IsNamespaceTerminating(err) {
+		// A namespace being deleted refuses every pod until its deletion takes the Gordon
+		// too: not retried, as the ReplicaSet controller does not; a pod deleted meanwhile
+		// starts one more pass, and one more try.
 		return nil
 	}
 	failure := errors.New("creating pods: " + podErrorMessage(err))
