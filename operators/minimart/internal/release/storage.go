@@ -24,7 +24,7 @@ import (
 // 0.76 MB (the deflate window and hash chains): at 1000 Minimarts that was a quarter of all
 // the manager allocated while they installed (two writes each), and one more per uninstall.
 // The Secrets it writes are Helm's, byte for byte (the same encoding, labels and type), so
-// the helm CLI and Helm's driver read them; reading and deleting are Helm's driver's own.
+// the helm CLI and Helm's driver read them; reading is Helm's driver's own.
 type releaseSecrets struct {
 	*driver.Secrets
 	secrets corev1client.SecretInterface
@@ -59,6 +59,19 @@ func (s *releaseSecrets) Update(key string, rls *release.Release) error {
 		return fmt.Errorf("update: failed to update: %w", err)
 	}
 	return nil
+}
+
+// Delete removes the Secret under key, and a Secret already gone counts as removed. Helm's
+// driver reads and decodes the release first, to return it, and fails with ErrReleaseNotFound
+// when it is gone: a namespace's controller deletes a release's Secrets while the Minimart's
+// uninstall runs, and Helm's uninstall then failed its purge ("release: not found") with
+// nothing of the release left. The release is not returned: Helm's callers, the purge and the
+// pruning of a history, discard it.
+func (s *releaseSecrets) Delete(key string) (*release.Release, error) {
+	if err := s.secrets.Delete(context.Background(), key, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("delete: %w", err)
+	}
+	return nil, nil
 }
 
 // releaseSecret is the Secret Helm stores rls in under key: the release's own labels, then

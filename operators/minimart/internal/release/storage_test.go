@@ -3,19 +3,26 @@ package release
 import (
 	"context"
 	"errors"
+	"io"
 	"maps"
 	"runtime"
 	"strconv"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chartutil"
+	kubefake "helm.sh/helm/v3/pkg/kube/fake"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/diff"
 	"k8s.io/client-go/kubernetes/fake"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	k8stesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/quintet-operators/quintet/operators/minimart"
 	"github.com/quintet-operators/quintet/operators/minimart/api/v1alpha1"
@@ -108,6 +115,32 @@ func TestReleaseSecretsCreateSaysARevisionIsThereAsHelmsDriverDoes(t *testing.T)
 	}
 	if err := d.Create("sh.helm.release.v1.corner.v1", rel); !errors.Is(err, driver.ErrReleaseExists) {
 		t.Errorf("creating a revision that is there: %v, want %v", err, driver.ErrReleaseExists)
+	}
+}
+
+// The namespace's controller deletes a release's Secrets while its Minimart's uninstall runs:
+// the uninstall succeeds with nothing of the release left. Helm's driver read each revision
+// before deleting it and failed the purge ("release: not found").
+func TestAnUninstallSucceedsWhenTheNamespacesControllerDeletedARevisionFirst(t *testing.T) {
+	clientset := fake.NewClientset()
+	d := newReleaseSecrets(clientset.CoreV1().Secrets("shop"))
+	for v, status := range map[int]release.Status{1: release.StatusSuperseded, 2: release.StatusDeployed} {
+		if err := d.Create("sh.helm.release.v1.corner.v"+strconv.Itoa(v), rendered(t, v, status)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Once the uninstall has marked the release uninstalling, the first revision goes.
+	clientset.PrependReactor("update", "secrets", func(k8stesting.Action) (bool, apiruntime.Object, error) {
+		err := clientset.Tracker().Delete(corev1.SchemeGroupVersion.WithResource("secrets"), "shop", "sh.helm.release.v1.corner.v1")
+		return false, nil, client.IgnoreNotFound(err)
+	})
+	cfg := &action.Configuration{Releases: storage.Init(d), KubeClient: &kubefake.PrintingKubeClient{Out: io.Discard},
+		Capabilities: chartutil.DefaultCapabilities, Log: func(string, ...any) {}}
+	if _, err := action.NewUninstall(cfg).Run("corner"); err != nil {
+		t.Fatalf("uninstalling: %v", err)
+	}
+	if left, err := clientset.CoreV1().Secrets("shop").List(context.Background(), metav1.ListOptions{}); err != nil || len(left.Items) > 0 {
+		t.Errorf("after the uninstall: %v, %d Secrets left", err, len(left.Items))
 	}
 }
 
