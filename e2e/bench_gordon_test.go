@@ -402,9 +402,22 @@ func (r requestCounts) String() string {
 }
 
 func scrapeRequests(t *testing.T, address string) requestCounts {
-	resp, err := http.Get("http://" + address + "/metrics")
+	counts, err := requestsOf(address)
 	must(t, err)
+	return counts
+}
+
+// requestsOf reads the manager's API requests by verb (client-go's rest_client_requests_total)
+// from its metrics at address, giving up after scrapeClient's timeout.
+func requestsOf(address string) (requestCounts, error) {
+	resp, err := scrapeClient.Get("http://" + address + "/metrics")
+	if err != nil {
+		return nil, err
+	}
 	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("scraping the manager: %s", resp.Status)
+	}
 	counts := requestCounts{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
@@ -414,15 +427,16 @@ func scrapeRequests(t *testing.T, address string) requestCounts {
 		}
 		labels, value, _ := strings.Cut(strings.TrimPrefix(line, "rest_client_requests_total{"), "} ")
 		v, err := strconv.ParseFloat(value, 64)
-		must(t, err)
+		if err != nil {
+			return nil, err
+		}
 		for _, l := range strings.Split(labels, ",") {
 			if k, m, ok := strings.Cut(l, "="); ok && k == "method" {
 				counts[strings.Trim(m, `"`)] += v
 			}
 		}
 	}
-	must(t, sc.Err())
-	return counts
+	return counts, sc.Err()
 }
 
 // peakRSS reads the process's peak resident set size (VmHWM) in bytes.

@@ -51,10 +51,19 @@ type limitedRun struct {
 	toDeleted   time.Duration
 	left        int
 	deleteKills int64 // OOM kills while deleting
+	// toDrained is from the deletion's start until the manager's work queues were empty, if
+	// drained says they were before the deletion's patience ran out: where nothing waits on
+	// the manager (etcd-cluster's clusters have no finalizer), one short of memory may fall
+	// behind the deletion's watch events and passes while the copies go.
+	toDrained time.Duration
+	drained   bool
 	// deletePasses and deleteRequests are the manager's passes and API requests by verb while
 	// deleting (a manager that fights the namespaces' deletion makes and retries objects there).
 	deletePasses   float64
 	deleteRequests requestCounts
+	// scrapes and deleteScrapes are what became of a Prometheus-like scraper's scrapes
+	// (BENCH_SCALE_SCRAPE) until settled and while deleting.
+	scrapes, deleteScrapes scrapeCounts
 }
 
 // TestBenchScaleLimited answers what memory each manager needs with a thousand objects, as a
@@ -68,8 +77,11 @@ type limitedRun struct {
 // collections, the group's peak charge, how often it hit its limit, and whether the kernel
 // killed the manager; then, the same manager still in its group, deletes the copies'
 // namespaces at once and prints how long until every copy was gone (the finalizers wait on
-// the manager: minimart's Helm uninstalls), or how many were left when its patience ran out.
-// It fails only when the unlimited run does not settle or delete every copy, or when a
+// the manager: minimart's Helm uninstalls), or how many were left when its patience ran out,
+// and how long until the manager's work queues were empty (it had caught up with the deletion).
+// Throughout, a scraper asks for the manager's metrics as a Prometheus would (BENCH_SCALE_SCRAPE,
+// every 5 s giving up after 3 s), and the run prints how many scrapes were answered and failed.
+// It fails only when the unlimited run does not settle, delete every copy or empty its queues, or when a
 // limited manager does not say it took its Go memory limit from the group. The unlimited manager
 // serves heap profiles at scaleProfiles while it runs (/debug/pprof/heap).
 func TestBenchScaleLimited(t *testing.T) {
@@ -92,8 +104,9 @@ func TestBenchScaleLimited(t *testing.T) {
 	for _, op := range operators {
 		bin := buildBenchManager(t, op)
 		unlimited := runLimited(ctx, t, c, op, bin, n, 0, scaleSettleLimit, scaleSettleLimit)
-		if unlimited.settled < n || unlimited.left > 0 {
-			t.Errorf("%s without a memory limit: %d of %d copies settled, %d left after their namespaces were deleted", op, unlimited.settled, n, unlimited.left)
+		if unlimited.settled < n || unlimited.left > 0 || !unlimited.drained {
+			t.Errorf("%s without a memory limit: %d of %d copies settled, %d left after their namespaces were deleted, queues %s",
+				op, unlimited.settled, n, unlimited.left, unlimited.queues())
 		}
 		runs = append(runs, unlimited)
 		for _, limit := range limits {
@@ -117,6 +130,7 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 		profiles = append(profiles, "--pprof-bind-address="+scaleProfiles)
 	}
 	manager := runBenchManager(t, bin, benchMetrics, group, profiles...)
+	scrapes := startScraper(t)
 	if limit > 0 {
 		log, err := os.ReadFile(manager.Stdout.(benchLog).Name())
 		must(t, err)
@@ -147,6 +161,7 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 	}
 	run.toSettled = time.Since(start)
 	run.cpu = cpuTime(t, manager) - cpuBefore
+	run.scrapes = scrapes.counts()
 	if !run.died {
 		run.gcCycles = -1 // unknown: the scrape failed (a manager short of memory may not answer)
 		if gcAfter := metricSample("go_gc_duration_seconds_count"); gcAfter > 0 {
@@ -162,28 +177,65 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 	if outcome != "" {
 		outcome = ", " + outcome
 	}
-	fmt.Printf("memory-limited, %s, limit %s: %d of %d settled in %s%s; CPU %s, GCs %s; group peak %.1f MiB, %d hits of its limit, %d OOM kills; RSS %.1f MiB (anonymous %.1f MiB)\n",
+	fmt.Printf("memory-limited, %s, limit %s: %d of %d settled in %s%s; CPU %s, GCs %s; group peak %.1f MiB, %d hits of its limit, %d OOM kills; "+
+		"RSS %.1f MiB (anonymous %.1f MiB); scrapes %v\n",
 		op, limitName(limit), run.settled, n, run.toSettled.Round(100*time.Millisecond), outcome,
 		run.cpu.Round(100*time.Millisecond), run.gcs(), float64(run.groupPeak)/(1<<20), run.limitHits, run.oomKills,
-		float64(run.settledRSS)/(1<<20), float64(run.settledAnon)/(1<<20))
+		float64(run.settledRSS)/(1<<20), float64(run.settledAnon)/(1<<20), run.scrapes)
 	if !run.died && !run.gaveUp {
-		passes, requests := metricSample("controller_runtime_reconcile_total"), scrapeRequests(t, benchMetrics)
+		passes := metricSample("controller_runtime_reconcile_total")
+		requests, err := requestsOf(benchMetrics)
+		must(t, err)
+		start := time.Now()
 		run.toDeleted, run.left = deleteCopies(ctx, t, c, sample, namespaces, manager.Process.Pid, deletePatience)
+		run.toDrained, run.drained = drainQueues(t, start, manager.Process.Pid, deletePatience)
 		run.deleteKills = oomKills(t, group) - run.oomKills
-		if !exited(t, manager.Process.Pid) {
-			run.deletePasses, run.deleteRequests = metricSample("controller_runtime_reconcile_total")-passes, scrapeRequests(t, benchMetrics).sub(requests)
+		run.deleteScrapes = scrapes.counts().sub(run.scrapes)
+		if run.drained {
+			after, err := requestsOf(benchMetrics)
+			must(t, err)
+			run.deletePasses, run.deleteRequests = metricSample("controller_runtime_reconcile_total")-passes, after.sub(requests)
 		}
-		fmt.Printf("memory-limited, %s, limit %s: deleting the %d copies' namespaces: %d copies left after %s; group peak %.1f MiB, %d OOM kills; %.0f passes, requests %v\n",
-			op, limitName(limit), n, run.left, run.toDeleted.Round(100*time.Millisecond),
-			float64(groupValue(t, group, "memory.max_usage_in_bytes"))/(1<<20), run.deleteKills, run.deletePasses, run.deleteRequests)
+		fmt.Printf("memory-limited, %s, limit %s: deleting the %d copies' namespaces: %d copies left after %s, queues %s; group peak %.1f MiB, %d OOM kills; "+
+			"%.0f passes, requests %v; scrapes %v\n",
+			op, limitName(limit), n, run.left, run.toDeleted.Round(100*time.Millisecond), run.queues(),
+			float64(groupValue(t, group, "memory.max_usage_in_bytes"))/(1<<20), run.deleteKills, run.deletePasses, run.deleteRequests, run.deleteScrapes)
 	}
-	if run.died || run.gaveUp || run.left > 0 { // a fresh manager with memory enough removes what the copies need removed
+	scrapes.stop()
+	if run.died || run.gaveUp || run.left > 0 || (run.toDeleted > 0 && !run.drained) { // a fresh manager with memory enough removes what the copies need removed
 		stopBenchManager(manager)
 		manager = runBenchManager(t, bin, benchMetrics, "")
 	}
 	deleteNamespaces(t, c, scaleSettleLimit, namespaces...)
 	stopBenchManager(manager)
 	return run
+}
+
+// drainQueues waits until the manager's work queues are empty, the manager (pid) died or
+// patience since start ran out: the time since start, and whether the queues were empty.
+func drainQueues(t *testing.T, start time.Time, pid int, patience time.Duration) (time.Duration, bool) {
+	for ; ; time.Sleep(time.Second) {
+		var depth float64
+		err := forEachSample(func(name string, v float64) {
+			if name == "workqueue_depth" {
+				depth += v
+			}
+		})
+		if err == nil && depth == 0 {
+			return time.Since(start), true
+		}
+		if time.Since(start) > patience || exited(t, pid) {
+			return time.Since(start), false
+		}
+	}
+}
+
+// queues says when the manager's work queues were empty after the deletion began.
+func (r limitedRun) queues() string {
+	if r.drained {
+		return "empty after " + r.toDrained.Round(100*time.Millisecond).String()
+	}
+	return "not empty after " + r.toDrained.Round(time.Second).String()
 }
 
 // deleteCopies deletes the namespaces of sample's copies and waits until no copy is left,
@@ -322,6 +374,8 @@ func (r limitedRun) deletion(unlimited limitedRun) string {
 		return fmt.Sprintf("%d left, killed at %s", r.left, r.toDeleted.Round(time.Second))
 	case r.left > 0:
 		return fmt.Sprintf("%d left, %s", r.left, r.toDeleted.Round(time.Second))
+	case !r.drained:
+		return fmt.Sprintf("%s (%.2f), behind", r.toDeleted.Round(100*time.Millisecond), r.toDeleted.Seconds()/unlimited.toDeleted.Seconds())
 	}
 	return fmt.Sprintf("%s (%.2f)", r.toDeleted.Round(100*time.Millisecond), r.toDeleted.Seconds()/unlimited.toDeleted.Seconds())
 }

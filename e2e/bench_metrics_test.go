@@ -169,11 +169,18 @@ func scrapeBody(t *testing.T) []byte {
 var scrapeClient = &http.Client{Timeout: 30 * time.Second}
 
 // scrapeOnce reads the manager's /metrics.
-func scrapeOnce() ([]byte, error) {
-	resp, err := scrapeClient.Get("http://" + benchMetrics + "/metrics")
+func scrapeOnce() ([]byte, error) { return scrapeWith(scrapeClient) }
+
+// scrapeWith reads the manager's /metrics with the client hc.
+func scrapeWith(hc *http.Client) ([]byte, error) {
+	resp, err := hc.Get("http://" + benchMetrics + "/metrics")
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	return io.ReadAll(resp.Body)
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("scraping the manager: %s", resp.Status)
+	}
+	return body, err
 }

@@ -367,7 +367,7 @@ func (w *managerWatch) stop() (float64, float64) {
 // queueSample reads the manager's controller-runtime metrics: the sum of its work queues'
 // depths, and the longest any worker has been processing its item.
 func queueSample() (depth, longest float64) {
-	forEachSample(func(name string, v float64) {
+	_ = forEachSample(func(name string, v float64) {
 		switch name {
 		case "workqueue_depth":
 			depth += v
@@ -381,7 +381,7 @@ func queueSample() (depth, longest float64) {
 // metricSample is the value of the manager's metric name, summed over its series (0 without
 // one, or when the scrape fails).
 func metricSample(name string) (value float64) {
-	forEachSample(func(n string, v float64) {
+	_ = forEachSample(func(n string, v float64) {
 		if n == name {
 			value += v
 		}
@@ -390,11 +390,11 @@ func metricSample(name string) (value float64) {
 }
 
 // forEachSample scrapes the manager's metrics and calls fn with each sample's metric name
-// and value; nothing when the scrape fails.
-func forEachSample(fn func(name string, value float64)) {
+// and value; nothing when the scrape fails, which it returns.
+func forEachSample(fn func(name string, value float64)) error {
 	body, err := scrapeOnce()
 	if err != nil {
-		return
+		return err
 	}
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -414,6 +414,7 @@ func forEachSample(fn func(name string, value float64)) {
 		name, _, _ := strings.Cut(series, "{")
 		fn(name, v)
 	}
+	return sc.Err()
 }
 
 // heapTop is the top of the manager's heap profile by the memory in use: which functions
