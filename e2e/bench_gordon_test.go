@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -410,16 +411,12 @@ func scrapeRequests(t *testing.T, address string) requestCounts {
 // requestsOf reads the manager's API requests by verb (client-go's rest_client_requests_total)
 // from its metrics at address, giving up after scrapeClient's timeout.
 func requestsOf(address string) (requestCounts, error) {
-	resp, err := scrapeClient.Get("http://" + address + "/metrics")
+	body, err := scrapeAt(scrapeClient, address)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("scraping the manager: %s", resp.Status)
-	}
 	counts := requestCounts{}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(bytes.NewReader(body))
 	for sc.Scan() {
 		line := sc.Text()
 		if !strings.HasPrefix(line, "rest_client_requests_total{") {

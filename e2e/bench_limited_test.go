@@ -215,13 +215,7 @@ func runLimited(ctx context.Context, t *testing.T, c client.Client, op, bin stri
 // patience since start ran out: the time since start, and whether the queues were empty.
 func drainQueues(t *testing.T, start time.Time, pid int, patience time.Duration) (time.Duration, bool) {
 	for ; ; time.Sleep(time.Second) {
-		var depth float64
-		err := forEachSample(func(name string, v float64) {
-			if name == "workqueue_depth" {
-				depth += v
-			}
-		})
-		if err == nil && depth == 0 {
+		if depth, _, err := queueSample(); err == nil && depth == 0 {
 			return time.Since(start), true
 		}
 		if time.Since(start) > patience || exited(t, pid) {
@@ -374,8 +368,10 @@ func (r limitedRun) deletion(unlimited limitedRun) string {
 		return fmt.Sprintf("%d left, killed at %s", r.left, r.toDeleted.Round(time.Second))
 	case r.left > 0:
 		return fmt.Sprintf("%d left, %s", r.left, r.toDeleted.Round(time.Second))
-	case !r.drained:
-		return fmt.Sprintf("%s (%.2f), behind", r.toDeleted.Round(100*time.Millisecond), r.toDeleted.Seconds()/unlimited.toDeleted.Seconds())
 	}
-	return fmt.Sprintf("%s (%.2f)", r.toDeleted.Round(100*time.Millisecond), r.toDeleted.Seconds()/unlimited.toDeleted.Seconds())
+	took := fmt.Sprintf("%s (%.2f)", r.toDeleted.Round(100*time.Millisecond), r.toDeleted.Seconds()/unlimited.toDeleted.Seconds())
+	if !r.drained {
+		return took + ", behind"
+	}
+	return took
 }

@@ -169,11 +169,11 @@ func scrapeBody(t *testing.T) []byte {
 var scrapeClient = &http.Client{Timeout: 30 * time.Second}
 
 // scrapeOnce reads the manager's /metrics.
-func scrapeOnce() ([]byte, error) { return scrapeWith(scrapeClient) }
+func scrapeOnce() ([]byte, error) { return scrapeAt(scrapeClient, benchMetrics) }
 
-// scrapeWith reads the manager's /metrics with the client hc.
-func scrapeWith(hc *http.Client) ([]byte, error) {
-	resp, err := hc.Get("http://" + benchMetrics + "/metrics")
+// scrapeAt reads the /metrics of the manager at address with the client hc.
+func scrapeAt(hc *http.Client, address string) ([]byte, error) {
+	resp, err := hc.Get("http://" + address + "/metrics")
 	if err != nil {
 		return nil, err
 	}

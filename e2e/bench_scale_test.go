@@ -344,7 +344,7 @@ func watchManager() *managerWatch {
 	w := &managerWatch{done: make(chan struct{})}
 	w.wg.Go(func() {
 		for {
-			depth, longest := queueSample()
+			depth, longest, _ := queueSample()
 			w.maxDepth, w.longest = max(w.maxDepth, depth), max(w.longest, longest)
 			select {
 			case <-w.done:
@@ -365,9 +365,10 @@ func (w *managerWatch) stop() (float64, float64) {
 }
 
 // queueSample reads the manager's controller-runtime metrics: the sum of its work queues'
-// depths, and the longest any worker has been processing its item.
-func queueSample() (depth, longest float64) {
-	_ = forEachSample(func(name string, v float64) {
+// depths, and the longest any worker has been processing its item; 0 and 0 when the scrape
+// fails, which it returns.
+func queueSample() (depth, longest float64, err error) {
+	err = forEachSample(func(name string, v float64) {
 		switch name {
 		case "workqueue_depth":
 			depth += v
@@ -375,7 +376,7 @@ func queueSample() (depth, longest float64) {
 			longest = max(longest, v)
 		}
 	})
-	return depth, longest
+	return depth, longest, err
 }
 
 // metricSample is the value of the manager's metric name, summed over its series (0 without

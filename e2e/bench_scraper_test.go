@@ -43,7 +43,7 @@ func startScraper(t *testing.T) *scraper {
 				return
 			case <-tick.C:
 			}
-			if _, err := scrapeWith(hc); err != nil {
+			if _, err := scrapeAt(hc, benchMetrics); err != nil {
 				s.failed.Add(1)
 			} else {
 				s.answered.Add(1)

@@ -21,10 +21,11 @@ import (
 // blockingCollector stands for a scrape that takes a while to build: each Collect waits until
 // release is closed, and counts how many were being built at once.
 type blockingCollector struct {
-	release        chan struct{}
-	calls, current atomic.Int32
-	mu             sync.Mutex
-	most           int32
+	release chan struct{}
+	calls   atomic.Int32
+	mu      sync.Mutex
+	current int32 // being built now
+	most    int32 // built at once, at most
 }
 
 var scrapeDesc = prometheus.NewDesc("quintet_test_scrape", "A scrape.", nil, nil)
@@ -33,12 +34,14 @@ func (c *blockingCollector) Describe(ch chan<- *prometheus.Desc) { ch <- scrapeD
 
 func (c *blockingCollector) Collect(ch chan<- prometheus.Metric) {
 	c.calls.Add(1)
-	n := c.current.Add(1)
 	c.mu.Lock()
-	c.most = max(c.most, n)
+	c.current++
+	c.most = max(c.most, c.current)
 	c.mu.Unlock()
 	<-c.release
-	c.current.Add(-1)
+	c.mu.Lock()
+	c.current--
+	c.mu.Unlock()
 	ch <- prometheus.MustNewConstMetric(scrapeDesc, prometheus.GaugeValue, 1)
 }
 
