@@ -5,13 +5,22 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/quintet-operators/quintet/shared/internal/exposition"
 )
 
-// metricsFilters is the metrics server's FilterProvider: scrapes built one at a time, behind
-// the API server's authentication and authorization when the metrics are served securely (so a
-// request that is refused never waits for a turn).
+// metricsFilters is the metrics server's FilterProvider: scrapes written by shared/status's
+// exposition one at a time, behind the API server's authentication and authorization when the
+// metrics are served securely (so a request that is refused never waits for a turn).
+//
+// The server passes its /metrics handler (promhttp's, of controller-runtime's registry) through
+// the filter, and serves no other path (the manager gives it no ExtraHandlers). The filter
+// serves /metrics with exposition.Handler of the same registry instead: it writes the series of
+// shared/status's collectors (every object's conditions and gauges) as it reads them, where
+// promhttp built a message for each of them and held them all until the last was written.
 func metricsFilters(secure bool) func(*rest.Config, *http.Client) (metricsserver.Filter, error) {
 	return func(c *rest.Config, hc *http.Client) (metricsserver.Filter, error) {
 		var auth metricsserver.Filter
@@ -22,13 +31,24 @@ func metricsFilters(secure bool) func(*rest.Config, *http.Client) (metricsserver
 			}
 		}
 		return func(log logr.Logger, h http.Handler) (http.Handler, error) {
-			h = oneScrapeAtATime(h)
+			h = oneScrapeAtATime(servingMetrics(h, exposition.Handler(ctrlmetrics.Registry)))
 			if auth == nil {
 				return h, nil
 			}
 			return auth(log, h)
 		}, nil
 	}
+}
+
+// servingMetrics is metrics on /metrics, and h on any other path.
+func servingMetrics(h, metrics http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			metrics.ServeHTTP(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // oneScrapeAtATime serves one request at a time; the others wait for their turn until their

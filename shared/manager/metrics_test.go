@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
 	"net"
@@ -11,10 +12,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/quintet-operators/quintet/shared/status"
 	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
@@ -47,13 +51,16 @@ func (c *blockingCollector) Collect(ch chan<- prometheus.Metric) {
 
 // serveMetrics starts the metrics server the flags give (plain HTTP on a free loopback port)
 // and returns the scrape's URL once it answers.
-func serveMetrics(t *testing.T, c *blockingCollector) string {
+// c, when not nil, is registered in controller-runtime's registry for the test.
+func serveMetrics(t *testing.T, c prometheus.Collector) string {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreeLoopbackPort(t))
-	if err := metrics.Registry.Register(c); err != nil {
-		t.Fatal(err)
+	if c != nil {
+		if err := metrics.Registry.Register(c); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { metrics.Registry.Unregister(c) })
 	}
-	t.Cleanup(func() { metrics.Registry.Unregister(c) })
 	opts := Options("gordon", Flags{MetricsAddr: addr}, nil).Metrics
 	srv, err := metricsserver.NewServer(opts, &rest.Config{}, http.DefaultClient)
 	if err != nil {
@@ -127,5 +134,43 @@ func TestScrapesAreBuiltOneAtATimeAndNotForAClientThatLeft(t *testing.T) {
 	}
 	if got := c.calls.Load(); got != 5 {
 		t.Errorf("%d scrapes were built, want 5: the first and the four that waited, none for the three clients that left", got)
+	}
+}
+
+// The metrics server writes shared/status's series itself, after those of controller-runtime's
+// registry, gzipped for a client that accepts it, as Prometheus does.
+func TestTheMetricsServerServesTheRegistryAndStatusSeriesGzipped(t *testing.T) {
+	written := status.NewGauge(prometheus.GaugeOpts{Name: "quintet_test_written", Help: "Written."}, []string{"namespace", "name"})
+	series := status.NewSeries[string](written)
+	status.MustRegister(series)
+	series.Set("a", []status.Sample{{Gauge: written, Labels: []string{"ns", "a"}, Value: 1}})
+	url := serveMetrics(t, nil)
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "gzip" {
+		t.Fatalf("status %s, Content-Encoding %q", resp.Status, resp.Header.Get("Content-Encoding"))
+	}
+	body, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := families["go_goroutines"]; !ok {
+		t.Error("the registry's families are not served")
+	}
+	if f, ok := families["quintet_test_written"]; !ok || len(f.Metric) != 1 || f.Metric[0].GetGauge().GetValue() != 1 {
+		t.Errorf("the status series: %v", f)
 	}
 }

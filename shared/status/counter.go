@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/quintet-operators/quintet/shared/internal/exposition"
 )
 
 // The labels of the object every series is about.
@@ -17,7 +19,7 @@ const namespaceLabel, nameLabel = "namespace", "name"
 // as an increase (rate and increase see nothing of a series born at 1); Forget drops them when
 // the object is gone. It keeps a number per series, and builds the series at each scrape.
 type Counter struct {
-	desc   seriesDesc
+	family *exposition.Family
 	values []string
 	mu     sync.Mutex
 	counts map[objectKey][]float64
@@ -35,7 +37,7 @@ func NewCounter(opts prometheus.CounterOpts, label string, values ...string) *Co
 		values = nil
 	}
 	name := prometheus.BuildFQName(opts.Namespace, opts.Subsystem, opts.Name)
-	return &Counter{desc: newSeriesDesc(name, opts.Help, labels, opts.ConstLabels), values: values,
+	return &Counter{family: exposition.NewFamily(name, opts.Help, prometheus.CounterValue, labels, opts.ConstLabels), values: values,
 		counts: map[objectKey][]float64{}}
 }
 
@@ -73,23 +75,32 @@ func (c *Counter) Forget(namespace, name string) {
 	delete(c.counts, objectKey{namespace, name})
 }
 
-func (c *Counter) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc.desc }
+func (c *Counter) Describe(ch chan<- *prometheus.Desc) { ch <- c.family.Desc }
 
-func (c *Counter) Collect(ch chan<- prometheus.Metric) {
+func (c *Counter) Collect(ch chan<- prometheus.Metric) { collect(c, ch) }
+
+// EachSeries gives every object's series. The counts are copied under the lock and given after
+// it, so a slow scrape holds up no Add.
+func (c *Counter) EachSeries(emit func(f *exposition.Family, value float64, values []string)) {
+	type object struct {
+		key    objectKey
+		counts []float64
+	}
 	c.mu.Lock()
-	metrics := make([]prometheus.Metric, 0, len(c.counts)*max(1, len(c.values)))
-	sc := newScrape()
+	objects := make([]object, 0, len(c.counts))
 	for key, counts := range c.counts {
-		if len(c.values) == 0 {
-			metrics = append(metrics, sc.series(c.desc, prometheus.CounterValue, counts[0], key.namespace, key.name))
-		}
-		for i, v := range c.values {
-			metrics = append(metrics, sc.series(c.desc, prometheus.CounterValue, counts[i], key.namespace, key.name, v))
-		}
+		objects = append(objects, object{key, slices.Clone(counts)})
 	}
 	c.mu.Unlock()
-	for _, m := range metrics {
-		ch <- m
+	values := make([]string, 2, 3)
+	for _, o := range objects {
+		values[0], values[1] = o.key.namespace, o.key.name
+		if len(c.values) == 0 {
+			emit(c.family, o.counts[0], values)
+		}
+		for i, v := range c.values {
+			emit(c.family, o.counts[i], append(values, v))
+		}
 	}
 }
 
@@ -114,5 +125,5 @@ func (c *Counter) index(value []string) int {
 			return i
 		}
 	}
-	panic(fmt.Sprintf("%s: no series for label value %q (values %q)", c.desc.desc, value, c.values))
+	panic(fmt.Sprintf("%s: no series for label value %q (values %q)", c.family.Desc, value, c.values))
 }

@@ -11,9 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/quintet-operators/quintet/shared/conditions"
+	"github.com/quintet-operators/quintet/shared/internal/exposition"
 )
 
 // conditionStatuses are the values a condition's status takes; each has a series.
@@ -23,16 +23,16 @@ var conditionStatuses = []string{"True", "False", "Unknown"}
 // kube-state-metrics says a pod's: 1 on the series of its current status, 0 on the other two,
 // so that `quintet_resource_condition{type="Ready",status="True"} == 0` finds what is not
 // Ready. Its labels are bounded: the object, the condition type, three statuses.
-var conditionDesc = newSeriesDesc("quintet_resource_condition",
+var conditionFamily = exposition.NewFamily("quintet_resource_condition",
 	"A condition of a custom resource: 1 for its current status (True, False or Unknown), 0 for the other two.",
-	[]string{"kind", namespaceLabel, nameLabel, "type", "status"}, nil)
+	prometheus.GaugeValue, []string{"kind", namespaceLabel, nameLabel, "type", "status"}, nil)
 
 // conditionCollector is the collector of quintet_resource_condition: at each scrape it reads the
 // objects of every kind exported (ExportConditions) from their manager's cache. It keeps no
 // series between scrapes: at 1000 objects a gauge per series held about 10 MB of label sets.
 var conditionCollector = &conditionsCollector{sources: map[*conditionSource]struct{}{}}
 
-func init() { ctrlmetrics.Registry.MustRegister(conditionCollector) }
+func init() { MustRegister(conditionCollector) }
 
 // collectTimeout bounds a scrape's wait for a cache that has not synced yet.
 const collectTimeout = 5 * time.Second
@@ -64,9 +64,9 @@ func (s *conditionSource) Start(ctx context.Context) error {
 	return nil
 }
 
-// collect sends the series of the source's objects not already seen (by another manager of
-// the same process: tests run two).
-func (s *conditionSource) collect(ch chan<- prometheus.Metric, sc *scrape, seen map[conditionKey]bool) {
+// eachSeries gives the series of the source's objects not already seen (by another manager of
+// the same process: tests run two), through values, which it reuses.
+func (s *conditionSource) eachSeries(emit func(*exposition.Family, float64, []string), values []string, seen map[conditionKey]bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), collectTimeout)
 	defer cancel()
 	list := s.list.DeepCopyObject().(client.ObjectList)
@@ -87,13 +87,16 @@ func (s *conditionSource) collect(ch chan<- prometheus.Metric, sc *scrape, seen 
 			return nil
 		}
 		seen[key] = true
+		values[0], values[1], values[2] = s.kind, key.namespace, key.name
 		for _, c := range obj.GetConditions() {
+			values[3] = c.Type
 			for _, st := range conditionStatuses {
 				value := 0.0
 				if string(c.Status) == st {
 					value = 1
 				}
-				ch <- sc.series(conditionDesc, prometheus.GaugeValue, value, s.kind, key.namespace, key.name, c.Type, st)
+				values[4] = st
+				emit(conditionFamily, value, values)
 			}
 		}
 		return nil
@@ -119,17 +122,19 @@ func (c *conditionsCollector) remove(s *conditionSource) {
 	delete(c.sources, s)
 }
 
-func (c *conditionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- conditionDesc.desc }
+func (c *conditionsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- conditionFamily.Desc }
 
-func (c *conditionsCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *conditionsCollector) Collect(ch chan<- prometheus.Metric) { collect(c, ch) }
+
+func (c *conditionsCollector) EachSeries(emit func(f *exposition.Family, value float64, values []string)) {
 	c.mu.Lock()
 	sources := make([]*conditionSource, 0, len(c.sources))
 	for s := range c.sources {
 		sources = append(sources, s)
 	}
 	c.mu.Unlock()
-	seen, sc := map[conditionKey]bool{}, newScrape()
+	seen, values := map[conditionKey]bool{}, make([]string, 5)
 	for _, s := range sources {
-		s.collect(ch, sc, seen)
+		s.eachSeries(emit, values, seen)
 	}
 }

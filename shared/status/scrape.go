@@ -1,65 +1,51 @@
 package status
 
 import (
-	"cmp"
-	"fmt"
-	"slices"
-
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/quintet-operators/quintet/shared/internal/exposition"
 )
 
-// seriesDesc is a metric's Desc and its labels in the order a scrape writes them (by name,
-// the constant ones merged in), so that a scrape can build its series itself.
-type seriesDesc struct {
-	desc     *prometheus.Desc
-	variable int // how many label values a series gives
-	labels   []labelInOrder
+// Collector is a collector of this package's (Series, Counter): a manager's scrape writes its
+// series as it reads them. Register it with MustRegister, not with a registry.
+type Collector = exposition.Collector
+
+// MustRegister adds cs to the scrapes of every manager's metrics endpoint; it panics when a
+// metric is registered twice.
+func MustRegister(cs ...Collector) { exposition.MustRegister(cs...) }
+
+// collect sends c's series to a registry (a test's Gather, testutil's), label pairs shared.
+func collect(c Collector, ch chan<- prometheus.Metric) {
+	sc := newScrape()
+	c.EachSeries(func(f *exposition.Family, value float64, values []string) { ch <- sc.series(f, value, values) })
 }
 
-// labelInOrder is a label of a series: a constant one, or the value a series gives at index.
-type labelInOrder struct {
-	name, constant string
-	index          int // -1: constant
-}
-
-func newSeriesDesc(name, help string, labels []string, constLabels prometheus.Labels) seriesDesc {
-	d := seriesDesc{desc: prometheus.NewDesc(name, help, labels, constLabels), variable: len(labels)}
-	for i, l := range labels {
-		d.labels = append(d.labels, labelInOrder{name: l, index: i})
-	}
-	for l, v := range constLabels {
-		d.labels = append(d.labels, labelInOrder{name: l, constant: v, index: -1})
-	}
-	slices.SortFunc(d.labels, func(a, b labelInOrder) int { return cmp.Compare(a.name, b.name) })
-	return d
-}
-
-// scrape builds one collector's series at a scrape. Each label pair (a name and a value) is
-// made once and shared by every series that has it: the registry turns every series into a
-// metric message at each scrape, and prometheus.NewConstMetric's own pairs, two strings and a
-// message per label of each series, were most of what a scrape allocated (the 19,000 series
-// of BenchmarkScrapeOf1000Objects: 902 bytes each, 420 shared).
+// scrape builds the series of a collector gathered by a registry. Each label pair (a name and a
+// value) is made once and shared by every series that has it: the registry turns every series
+// into a metric message at each scrape, and prometheus.NewConstMetric's own pairs, two strings
+// and a message per label of each series, were most of what a gathering allocated (the 19,000
+// series of BenchmarkScrapeOf1000Objects: 902 bytes each, 420 shared).
 type scrape struct{ pairs map[[2]string]*dto.LabelPair }
 
 func newScrape() *scrape { return &scrape{pairs: map[[2]string]*dto.LabelPair{}} }
 
-// series is a series of d with values at the time of the scrape; values that do not fit d
+// series is a series of f with values at the time of the scrape; values that do not fit f
 // are sent as the error the registry reports (a programming error, found by any test that
-// scrapes). The registry checks that each value is UTF-8, as it does every series'.
-func (s *scrape) series(d seriesDesc, kind prometheus.ValueType, value float64, values ...string) prometheus.Metric {
-	if len(values) != d.variable {
-		return prometheus.NewInvalidMetric(d.desc, fmt.Errorf("%d label values for %d labels", len(values), d.variable))
+// scrapes).
+func (s *scrape) series(f *exposition.Family, value float64, values []string) prometheus.Metric {
+	if err := f.Check(values); err != nil {
+		return prometheus.NewInvalidMetric(f.Desc, err)
 	}
-	labels := make([]*dto.LabelPair, len(d.labels))
-	for i, l := range d.labels {
-		v := l.constant
-		if l.index >= 0 {
-			v = values[l.index]
+	labels := make([]*dto.LabelPair, len(f.Labels))
+	for i, l := range f.Labels {
+		v := l.Constant
+		if l.Index >= 0 {
+			v = values[l.Index]
 		}
-		labels[i] = s.pair(l.name, v)
+		labels[i] = s.pair(l.Name, v)
 	}
-	return &scrapedSeries{desc: d.desc, labels: labels, kind: kind, value: value}
+	return &scrapedSeries{desc: f.Desc, labels: labels, kind: f.Kind(), value: value}
 }
 
 // pair is the scrape's label pair of name and value.

@@ -5,15 +5,17 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/quintet-operators/quintet/shared/internal/exposition"
 )
 
 // Gauge is a gauge whose series a Series holds: its name, help and labels.
-type Gauge struct{ desc seriesDesc }
+type Gauge struct{ family *exposition.Family }
 
 // NewGauge is the gauge opts names, with labels.
 func NewGauge(opts prometheus.GaugeOpts, labels []string) *Gauge {
 	name := prometheus.BuildFQName(opts.Namespace, opts.Subsystem, opts.Name)
-	return &Gauge{desc: newSeriesDesc(name, opts.Help, labels, opts.ConstLabels)}
+	return &Gauge{family: exposition.NewFamily(name, opts.Help, prometheus.GaugeValue, labels, opts.ConstLabels)}
 }
 
 // Sample is one gauge series an object's status gives: the gauge, its label values, its value.
@@ -36,7 +38,8 @@ type Series[K comparable] struct {
 	byObject map[K][]Sample
 }
 
-// NewSeries holds the series of gauges; a Sample of another gauge fails the scrape.
+// NewSeries holds the series of gauges; a Sample of another gauge is left out of a scrape
+// (and fails a registry's Gather, as a test's).
 func NewSeries[K comparable](gauges ...*Gauge) *Series[K] {
 	return &Series[K]{gauges: gauges, byObject: map[K][]Sample{}}
 }
@@ -71,23 +74,37 @@ func (s *Series[K]) Value(gauge *Gauge, labels ...string) (float64, bool) {
 
 func (s *Series[K]) Describe(ch chan<- *prometheus.Desc) {
 	for _, g := range s.gauges {
-		ch <- g.desc.desc
+		ch <- g.family.Desc
 	}
 }
 
-// Collect sends every object's series; they are built under the lock and sent after it, so a
-// slow scrape holds up no Set.
-func (s *Series[K]) Collect(ch chan<- prometheus.Metric) {
+func (s *Series[K]) Collect(ch chan<- prometheus.Metric) { collect(s, ch) }
+
+// EachSeries gives every object's series, gauge by gauge, then any sample of a gauge the
+// Series was not made with (left out of the scrape). The objects' samples are taken under the
+// lock and given after it, so a slow scrape holds up no Set: Set replaces an object's samples,
+// and nothing changes them once set.
+func (s *Series[K]) EachSeries(emit func(f *exposition.Family, value float64, values []string)) {
 	s.mu.Lock()
-	metrics := make([]prometheus.Metric, 0, len(s.byObject)*len(s.gauges))
-	sc := newScrape()
+	objects := make([][]Sample, 0, len(s.byObject))
 	for _, samples := range s.byObject {
-		for _, x := range samples {
-			metrics = append(metrics, sc.series(x.Gauge.desc, prometheus.GaugeValue, x.Value, x.Labels...))
-		}
+		objects = append(objects, samples)
 	}
 	s.mu.Unlock()
-	for _, m := range metrics {
-		ch <- m
+	for _, g := range s.gauges {
+		for _, samples := range objects {
+			for _, x := range samples {
+				if x.Gauge == g {
+					emit(g.family, x.Value, x.Labels)
+				}
+			}
+		}
+	}
+	for _, samples := range objects {
+		for _, x := range samples {
+			if !slices.Contains(s.gauges, x.Gauge) {
+				emit(x.Gauge.family, x.Value, x.Labels)
+			}
+		}
 	}
 }

@@ -3,6 +3,8 @@ package testenv
 import (
 	dto "github.com/prometheus/client_model/go"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/quintet-operators/quintet/shared/internal/exposition"
 )
 
 // Sample is one series of a metric: its labels and its value (a gauge's or a counter's).
@@ -11,19 +13,16 @@ type Sample struct {
 	Value  float64
 }
 
-// Series are the series of the metric name in controller-runtime's registry (what a
-// manager's /metrics serves) whose labels include match: a test reads what its own objects
-// export, whatever the package's other tests export beside them.
+// Series are the series of the metric name a manager's /metrics serves (controller-runtime's
+// registry and shared/status's collectors, scraped and parsed) whose labels include match: a
+// test reads what its own objects export, whatever the package's other tests export beside them.
 func Series(name string, match map[string]string) ([]Sample, error) {
-	families, err := crmetrics.Registry.Gather()
+	families, err := exposition.Families(crmetrics.Registry)
 	if err != nil {
 		return nil, err
 	}
 	var out []Sample
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
+	if f, ok := families[name]; ok {
 		for _, m := range f.GetMetric() {
 			labels := map[string]string{}
 			for _, l := range m.GetLabel() {

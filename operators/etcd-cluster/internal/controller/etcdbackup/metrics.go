@@ -40,7 +40,8 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(exported, backupFailures)
+	status.MustRegister(exported)
+	ctrlmetrics.Registry.MustRegister(backupFailures)
 }
 
 // labelValues are the values of backupLabels for b.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
@@ -70,7 +69,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(exported, exportedAlarms, leaderChanges)
+	status.MustRegister(exported, exportedAlarms, leaderChanges)
 }
 
 // clusterSamples are the series of c's status. It is pure.

@@ -4,7 +4,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "github.com/quintet-operators/quintet/operators/gordon/api/v1"
 	"github.com/quintet-operators/quintet/shared/status"
@@ -53,7 +52,7 @@ const (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(exported, podsReplaced)
+	status.MustRegister(exported, podsReplaced)
 }
 
 // gordonSamples are the gauge series of g's spec and status. It is pure.

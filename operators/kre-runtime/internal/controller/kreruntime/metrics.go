@@ -6,7 +6,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
 	"github.com/quintet-operators/quintet/shared/status"
@@ -43,7 +42,7 @@ const (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(exported)
+	status.MustRegister(exported)
 }
 
 // runtimeSamples are the series of rt's status and of the RuntimeVersions among versions

@@ -6,7 +6,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"helm.sh/helm/v3/pkg/release"
 	"k8s.io/apimachinery/pkg/types"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/quintet-operators/quintet/operators/minimart/api/v1alpha1"
 	"github.com/quintet-operators/quintet/shared/status"
@@ -52,7 +51,7 @@ var helmStatuses = []release.Status{
 }
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(exported, driftCorrections, releaseFailures)
+	status.MustRegister(exported, driftCorrections, releaseFailures)
 }
 
 // releaseSamples are the gauge series of m's release: the revision its status says is

@@ -3,7 +3,6 @@ package ptemplate
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1alpha "github.com/quintet-operators/quintet/operators/ptemplate-device/api/v1alpha"
 	"github.com/quintet-operators/quintet/shared/status"
@@ -35,7 +34,7 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(exported)
+	status.MustRegister(exported)
 }
 
 // ptemplateSamples are the series of pt's status. It is pure.
