@@ -84,11 +84,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) (ctrl.Result, []v1alpha1.RuntimeVersion, error) {
 	comps := components(rt)
 	errs := make([]error, 0, 4)
-	another, err := r.reconcileComponents(ctx, rt, comps)
+	stopped, err := r.reconcileComponents(ctx, rt, comps)
 	errs = append(errs, err)
 	versions := &v1alpha1.RuntimeVersionList{}
 	version, err := "", r.List(ctx, versions, client.InNamespace(rt.Namespace))
-	if err == nil && !another {
+	if err == nil && !stopped {
 		version, err = r.reconcileIngress(ctx, rt, versions.Items)
 	}
 	errs = append(errs, err)
@@ -107,14 +107,19 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	return result, versions.Items, err
 }
 
-// reconcileComponents makes each component in turn, and says whether it stopped at another
-// Runtime's object. A namespace's servers have fixed names, so they are one Runtime's (KRE
-// runs one per namespace): once a pass finds one of them made for another Runtime, it makes
-// nothing more, and two Runtimes created at once never split the servers between them.
-func (r *Reconciler) reconcileComponents(ctx context.Context, rt *v1alpha1.Runtime, comps []component) (another bool, err error) {
+// reconcileComponents makes each component in turn, and says whether it stopped, making
+// nothing more (the Ingress neither): at another Runtime's object, or at a create the API
+// server refused because the namespace is being deleted (where it would refuse every other).
+// A namespace's servers have fixed names, so they are one Runtime's (KRE runs one per
+// namespace): once a pass finds one of them made for another Runtime, it makes nothing more,
+// and two Runtimes created at once never split the servers between them.
+func (r *Reconciler) reconcileComponents(ctx context.Context, rt *v1alpha1.Runtime, comps []component) (stopped bool, err error) {
 	var errs []error
 	for _, c := range comps {
 		err := r.reconcileComponent(ctx, rt, c)
+		if ensure.IsNamespaceTerminating(err) {
+			return true, errors.Join(append(errs, err)...)
+		}
 		if notOwned, ok := ensure.IsNotOwned(err); ok {
 			if other := notOwned.Labels[v1alpha1.RuntimeLabel]; other != "" && other != rt.Name && notOwned.Labels[ManagedByLabel] == ManagedBy {
 				err = fmt.Errorf("%w; it was made for Runtime %s, and a namespace's servers are one Runtime's: this one makes none of them", err, other)

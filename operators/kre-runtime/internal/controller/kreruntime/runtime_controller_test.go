@@ -28,6 +28,7 @@ import (
 	"github.com/quintet-operators/quintet/operators/kre-runtime/api/v1alpha1"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
+	"github.com/quintet-operators/quintet/shared/testenv"
 )
 
 const (
@@ -358,6 +359,36 @@ func TestARuntimeMakesAgainWhatIsDeletedAndWritesNothingInSteadyState(t *testing
 		again := strings.Join(events.Notes(rt, ensure.EventCreated)[created:], ", ")
 		g.Expect(again).To(And(ContainSubstring("StatefulSet kre-nats"), MatchRegexp(`Service kre-mongo(,|$)`)))
 	}, timeout, tick).Should(Succeed())
+}
+
+// In a namespace being deleted the API server refuses every create: a pass stops at the
+// first refusal, rather than trying each of its servers (and the Ingress) in turn, and it is
+// not retried. While 1000 Runtimes' namespaces were deleted, their passes tried 16,002 creates.
+func TestARuntimeInANamespaceBeingDeletedTriesOneCreateAPass(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	applySample(t, ns, "kre_v1alpha1_runtime.yaml")
+	sets := statefulSetsOf(t, ns)
+	// envtest runs no namespace controller: the namespace stays Terminating.
+	g.Expect(env.Client.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	passes, err := testenv.Reconciles("runtime")
+	g.Expect(err).NotTo(HaveOccurred())
+	creates := writes.Creates(ns)
+	for _, set := range sets { // each component's, so that every component has one to make
+		g.Expect(env.Client.Delete(ctx, set)).To(Succeed())
+	}
+	g.Eventually(func() int { return writes.Creates(ns) }, timeout, tick).Should(BeNumerically(">", creates))
+	tried := -1
+	g.Eventually(func() bool {
+		n := writes.Creates(ns)
+		stopped := n == tried
+		tried = n
+		return stopped
+	}, timeout, time.Second).Should(BeTrue(), "creates a second apart")
+	after, err := testenv.Reconciles("runtime")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(tried-creates).To(BeNumerically("<=", int(after-passes)), "creates tried, at most one a pass")
 }
 
 func TestARuntimeRefusesAnObjectItDoesNotOwn(t *testing.T) {
