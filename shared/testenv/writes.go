@@ -2,7 +2,9 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"sync"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -47,6 +49,22 @@ func (w *WriteCounter) Creates(namespace string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.creates[namespace]
+}
+
+// CreatesOnceStill waits until a second has gone by without a create tried in namespace, for
+// at most timeout, and returns how many were tried by then: a test of a controller that must
+// stop trying (a namespace being deleted refuses every create) waits for it to stop.
+func (w *WriteCounter) CreatesOnceStill(namespace string, timeout time.Duration) (int, error) {
+	last := w.Creates(namespace)
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); {
+		time.Sleep(time.Second)
+		n := w.Creates(namespace)
+		if n == last {
+			return n, nil
+		}
+		last = n
+	}
+	return last, fmt.Errorf("creates in %s still tried after %s: %d", namespace, timeout, last)
 }
 
 // count counts a write of obj, a create when create is true.

@@ -324,13 +324,8 @@ func TestGordonInANamespaceBeingDeletedDoesNotFightForItsPods(t *testing.T) {
 	// Each event the deletion makes starts a pass and a try (the pod's deletion, the status
 	// write it leads to, the passes this package's lagging cache adds); then the tries stop. A
 	// retry with back-off from 5 ms tries again after 1.3 s, 2.6 s, 5.1 s, ... of failing.
-	tried := -1
-	g.Eventually(func() bool {
-		n := writes.Creates(ns)
-		stopped := n == tried
-		tried = n
-		return stopped
-	}, timeout, time.Second).Should(BeTrue(), "creates a second apart")
+	tried, err := writes.CreatesOnceStill(ns, timeout)
+	g.Expect(err).NotTo(HaveOccurred())
 	g.Consistently(func() int { return writes.Creates(ns) }, 4*time.Second, tick).Should(Equal(tried))
 	g.Expect(degradedCondition(g, gordon).Status).To(Equal(metav1.ConditionFalse))
 }

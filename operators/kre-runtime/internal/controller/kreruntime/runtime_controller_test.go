@@ -379,13 +379,8 @@ func TestARuntimeInANamespaceBeingDeletedTriesOneCreateAPass(t *testing.T) {
 		g.Expect(env.Client.Delete(ctx, set)).To(Succeed())
 	}
 	g.Eventually(func() int { return writes.Creates(ns) }, timeout, tick).Should(BeNumerically(">", creates))
-	tried := -1
-	g.Eventually(func() bool {
-		n := writes.Creates(ns)
-		stopped := n == tried
-		tried = n
-		return stopped
-	}, timeout, time.Second).Should(BeTrue(), "creates a second apart")
+	tried, err := writes.CreatesOnceStill(ns, timeout)
+	g.Expect(err).NotTo(HaveOccurred())
 	after, err := testenv.Reconciles("runtime")
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(tried-creates).To(BeNumerically("<=", int(after-passes)), "creates tried, at most one a pass")
