@@ -12,8 +12,8 @@ import (
 	"github.com/quintet-operators/quintet/shared/internal/exposition"
 )
 
-// metricsFilters is the metrics server's FilterProvider: scrapes written by shared/status's
-// exposition one at a time, behind the API server's authentication and authorization when the
+// metricsFilters is the metrics server's FilterProvider: scrapes written by internal/exposition
+// one at a time, behind the API server's authentication and authorization when the
 // metrics are served securely (so a request that is refused never waits for a turn).
 //
 // The server passes its /metrics handler (promhttp's, of controller-runtime's registry) through
