@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"helm.sh/helm/v3/pkg/release"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -35,9 +37,9 @@ type Reconciler struct {
 	Releases *helmrelease.Client
 	Recorder recorder.EventRecorder
 
-	// started is when the controller was set up: a pending revision older than that was
-	// left by an operation of a manager that is gone.
-	started time.Time
+	// leading is when this manager began to lead (see leadingSince).
+	leading     time.Time
+	leadingOnce sync.Once
 
 	transitions conditions.Transitions
 }
@@ -152,7 +154,7 @@ func (r *Reconciler) reconcileRelease(ctx context.Context, m *v1alpha1.Minimart)
 	if len(history) > 0 {
 		last = history[len(history)-1]
 	}
-	next, wait := plan(history, values, r.chartVersion(), time.Now(), r.started)
+	next, wait := plan(history, values, r.chartVersion(), time.Now(), r.leadingSince())
 	switch next {
 	case stepInstall:
 		return r.installRelease(ctx, m, values, last)
@@ -291,6 +293,15 @@ func (r *Reconciler) deployment(ctx context.Context, m *v1alpha1.Minimart) (*app
 	return d, nil
 }
 
+// leadingSince is when this manager began to lead: when it was elected, or its first pass if
+// that came first (both follow the election). A pending revision older than that was left by
+// an operation that was cut off: of a manager that is gone, or of the leader a standby
+// replica took over from, whose operations began after the standby started.
+func (r *Reconciler) leadingSince() time.Time {
+	r.leadingOnce.Do(func() { r.leading = time.Now() })
+	return r.leading
+}
+
 // postRenderer makes m the controller of every object of its release.
 func (r *Reconciler) postRenderer(m *v1alpha1.Minimart) helmrelease.OwnedBy {
 	return helmrelease.OwnedBy{
@@ -302,7 +313,10 @@ func (r *Reconciler) postRenderer(m *v1alpha1.Minimart) helmrelease.OwnedBy {
 // SetupWithManager watches Minimarts (their spec: status writes wake nobody) and the objects
 // of their releases, so that a deleted or edited one is restored.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.started = time.Now()
+	// A Runnable that needs leader election starts once this manager leads.
+	if err := mgr.Add(manager.RunnableFunc(func(context.Context) error { r.leadingSince(); return nil })); err != nil {
+		return err
+	}
 	if err := status.ExportConditions(mgr, "Minimart", &v1alpha1.MinimartList{}, nil); err != nil {
 		return err
 	}

@@ -313,9 +313,9 @@ func TestAReleaseLeftPendingByAnInterruptedUpgradeIsRecovered(t *testing.T) {
 	waitReady(t, ns, "cut")
 
 	// What a manager killed mid-upgrade leaves: a newest revision pending-upgrade, from
-	// before this manager started. Helm would refuse every upgrade ("another operation
+	// before this manager began to lead. Helm would refuse every upgrade ("another operation
 	// (install/upgrade/rollback) is in progress").
-	addPending(g, ns, "cut", "Before the cut", reconciler.started.Add(-time.Second))
+	addPending(g, ns, "cut", "Before the cut", reconciler.leadingSince().Add(-time.Second))
 
 	update(t, ns, "cut", func(m *v1alpha1.Minimart) { m.Spec.StoreName = "After the cut" })
 	g.Eventually(func(g Gomega) {

@@ -34,7 +34,7 @@ const (
 const otherRecheck = 2 * time.Second
 
 // StalePending is how long a pending revision that someone else started while this manager
-// runs may stay pending before it counts as cut off: Helm's default operation timeout.
+// leads may stay pending before it counts as cut off: Helm's default operation timeout.
 const StalePending = 5 * time.Minute
 
 // Backoff after failed operations on the same spec: 10 s, doubling, at most 5 minutes.
@@ -45,14 +45,14 @@ const (
 
 // plan decides the step for a release whose revisions are history (oldest first) when the
 // spec's values are values and the chart's version chartVersion, at now, for a manager
-// that started at started; with stepWait and stepWaitOther it also says how long to wait.
+// that has led since leading; with stepWait and stepWaitOther it also says how long to wait.
 //
-// A pending revision is this operator's own only when it started before this manager did:
+// A pending revision is this operator's own only when it started before this manager led:
 // its operations run to their end within a pass, one pass per Minimart at a time, on one
-// leader. Such a revision was cut off (a manager killed mid-upgrade) and is recovered at
+// leader. Such a revision was cut off (a leader killed mid-upgrade) and is recovered at
 // once. One started since is someone else's (helm rollback by hand) and is waited for,
 // unless it has been pending for StalePending.
-func plan(history []*release.Release, values map[string]any, chartVersion string, now, started time.Time) (step, time.Duration) {
+func plan(history []*release.Release, values map[string]any, chartVersion string, now, leading time.Time) (step, time.Duration) {
 	if len(history) == 0 {
 		return stepInstall, 0
 	}
@@ -62,7 +62,7 @@ func plan(history []*release.Release, values map[string]any, chartVersion string
 		return stepWaitOther, otherRecheck
 	case last.Info.Status == release.StatusUninstalled: // helm uninstall --keep-history
 		return stepInstall, 0
-	case last.Info.Status.IsPending() && since.After(started) && now.Sub(since) < StalePending:
+	case last.Info.Status.IsPending() && since.After(leading) && now.Sub(since) < StalePending:
 		return stepWaitOther, otherRecheck
 	case last.Info.Status.IsPending():
 		return stepRecover, 0

@@ -23,7 +23,7 @@ func now() time.Time { return time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC) }
 
 func TestPlan(t *testing.T) {
 	now := now()
-	started := now.Add(-time.Hour)                                          // when the manager started
+	leading := now.Add(-time.Hour)                                          // when the manager began to lead
 	values := map[string]any{"storeName": "Shop", "replicaCount": int64(1)} // another number type, the same value
 	deployed := func(at time.Time) *release.Release { return revision(1, release.StatusDeployed, "Shop", at) }
 	cases := []struct {
@@ -53,16 +53,16 @@ func TestPlan(t *testing.T) {
 		}, "0.1.0", stepWait, lastRetry},
 		{"failed, then the spec changed: at once", []*release.Release{revision(1, release.StatusFailed, "Old", now)}, "0.1.0", stepUpgrade, 0},
 		{"rolled back by hand: back to the spec", []*release.Release{revision(1, release.StatusSuperseded, "Shop", now), revision(2, release.StatusDeployed, "Old", now)}, "0.1.0", stepUpgrade, 0},
-		{"pending since before the manager started: cut off", []*release.Release{deployed(started.Add(-time.Hour)), revision(2, release.StatusPendingUpgrade, "Shop", started.Add(-time.Second))}, "0.1.0", stepRecover, 0},
-		{"pending-install since before the manager started", []*release.Release{revision(1, release.StatusPendingInstall, "Shop", started.Add(-time.Second))}, "0.1.0", stepRecover, 0},
-		{"pending since the manager started: someone else's", []*release.Release{deployed(started), revision(2, release.StatusPendingRollback, "Old", now.Add(-time.Second))}, "0.1.0", stepWaitOther, otherRecheck},
-		{"someone else's pending for too long: cut off", []*release.Release{deployed(started), revision(2, release.StatusPendingUpgrade, "Old", now.Add(-StalePending))}, "0.1.0", stepRecover, 0},
+		{"pending since before the manager led: cut off", []*release.Release{deployed(leading.Add(-time.Hour)), revision(2, release.StatusPendingUpgrade, "Shop", leading.Add(-time.Second))}, "0.1.0", stepRecover, 0},
+		{"pending-install since before the manager led", []*release.Release{revision(1, release.StatusPendingInstall, "Shop", leading.Add(-time.Second))}, "0.1.0", stepRecover, 0},
+		{"pending since the manager led: someone else's", []*release.Release{deployed(leading), revision(2, release.StatusPendingRollback, "Old", now.Add(-time.Second))}, "0.1.0", stepWaitOther, otherRecheck},
+		{"someone else's pending for too long: cut off", []*release.Release{deployed(leading), revision(2, release.StatusPendingUpgrade, "Old", now.Add(-StalePending))}, "0.1.0", stepRecover, 0},
 		{"being uninstalled by someone else", []*release.Release{revision(1, release.StatusUninstalling, "Shop", now)}, "0.1.0", stepWaitOther, otherRecheck},
 		{"uninstalled, history kept", []*release.Release{revision(1, release.StatusUninstalled, "Shop", now)}, "0.1.0", stepInstall, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, wait := plan(c.history, values, c.chart, now, started)
+			got, wait := plan(c.history, values, c.chart, now, leading)
 			if got != c.want || wait != c.wantWait {
 				t.Errorf("plan = %v, %v; want %v, %v", got, wait, c.want, c.wantWait)
 			}
