@@ -42,7 +42,7 @@ type writeFixture[T client.Object] struct {
 // newWriteFixture starts a manager whose cache drops managed fields, then applies customize,
 // until the test ends, and makes the owner, a Widget, in a new namespace.
 func newWriteFixture[T client.Object](t *testing.T, customize func(*ctrl.Options), empty func() T, cached func() client.Object) *writeFixture[T] {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx := t.Context()
 	ns := env.NewNamespace(t, "ensure-fixture")
 	mgr, err := env.NewManager(testenv.ManagerOptions{Customize: func(o *ctrl.Options) {
 		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
@@ -51,11 +51,7 @@ func newWriteFixture[T client.Object](t *testing.T, customize func(*ctrl.Options
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait := mgr.Run(ctx)
-	t.Cleanup(func() {
-		cancel()
-		_ = wait()
-	})
+	mgr.RunForTest(t)
 	owner := &testkind.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: ns}}
 	if err := env.Client.Create(ctx, owner); err != nil {
 		t.Fatal(err)

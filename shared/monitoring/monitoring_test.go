@@ -108,8 +108,7 @@ func monitoringCRDs() []*apiextensionsv1.CustomResourceDefinition {
 }
 
 func TestInstallerWaitsForTheKindsThenAppliesTheObjectsOwnedByTheMetricsServiceAndPutsThemBack(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	mgr, err := env.NewManager(testenv.ManagerOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -125,8 +124,7 @@ func TestInstallerWaitsForTheKindsThenAppliesTheObjectsOwnedByTheMetricsServiceA
 	if err := mgr.Add(installer); err != nil {
 		t.Fatal(err)
 	}
-	wait := mgr.Run(ctx)
-	defer func() { cancel(); _ = wait() }()
+	mgr.RunForTest(t)
 
 	dashboard := &corev1.ConfigMap{}
 	dashboardKey := client.ObjectKey{Namespace: ns, Name: "widget-dashboard"}

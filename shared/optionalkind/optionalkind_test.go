@@ -47,8 +47,7 @@ func gadgetCRD() *apiextensionsv1.CustomResourceDefinition {
 }
 
 func TestOwnedWatchStartsOnceTheKindIsServedAndMapsObjectsToTheirOwner(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := t.Context()
 	mgr, err := env.NewManager(testenv.ManagerOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -63,8 +62,7 @@ func TestOwnedWatchStartsOnceTheKindIsServedAndMapsObjectsToTheirOwner(t *testin
 		t.Fatal(err)
 	}
 	w := Owned(mgr, c, gadgetGVK, &testkind.Widget{})
-	wait := mgr.Run(ctx)
-	defer func() { cancel(); _ = wait() }()
+	mgr.RunForTest(t)
 
 	if served, err := w.Served(); err != nil || served {
 		t.Fatalf("before the CRD: served %v, err %v", served, err)

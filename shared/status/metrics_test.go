@@ -103,20 +103,7 @@ func runExporter(t *testing.T, kind string, manages func(client.Object) bool, cu
 	if err := ExportConditions(mgr, kind, &testkind.WidgetList{}, manages); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := mgr.Run(ctx)
-	stop = func() {
-		cancel()
-		if err := done(); err != nil {
-			t.Error(err)
-		}
-	}
-	t.Cleanup(func() {
-		if ctx.Err() == nil {
-			stop()
-		}
-	})
-	return stop
+	return mgr.RunForTest(t)
 }
 
 // exportedKind is the kind the exporter test exports its Widgets as.

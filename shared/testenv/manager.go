@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -57,6 +58,22 @@ func (m *Manager) Run(ctx context.Context) (wait func() error) {
 	done := make(chan error, 1)
 	go func() { done <- m.Start(ctx) }()
 	return func() error { return <-done }
+}
+
+// RunForTest starts the manager in the background for one test: the returned stop (which the
+// test's cleanup calls too, if the test did not) stops it, waits for it, and fails the test
+// when it stopped with an error.
+func (m *Manager) RunForTest(t testing.TB) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	wait := m.Run(ctx)
+	stop = sync.OnceFunc(func() {
+		cancel()
+		if err := wait(); err != nil {
+			t.Errorf("the test's manager stopped: %v", err)
+		}
+	})
+	t.Cleanup(stop)
+	return stop
 }
 
 // Main runs a test package against one API server (o) and one manager (mo): setup registers

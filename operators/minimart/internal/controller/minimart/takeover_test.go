@@ -72,13 +72,6 @@ func runStandby(t *testing.T, ns, lease string) *testenv.Manager {
 	g.Expect(err).NotTo(HaveOccurred())
 	r := &Reconciler{Client: mgr.Writes, Releases: reconciler.Releases, Recorder: mgr.Events}
 	g.Expect(r.SetupWithManager(mgr)).To(Succeed())
-	ctx, cancel := context.WithCancel(context.Background())
-	wait := mgr.Run(ctx)
-	t.Cleanup(func() {
-		cancel()
-		if err := wait(); err != nil {
-			t.Error(err)
-		}
-	})
+	mgr.RunForTest(t)
 	return mgr
 }
