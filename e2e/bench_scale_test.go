@@ -42,7 +42,8 @@ const (
 	// StatefulSet pods, each ordinal made once the one before is Ready; the last Runtimes
 	// became Ready 13 minutes after they were created (every write on the way a real change).
 	scaleQuietLimit = 20 * time.Minute
-	// scaleProfiles is where the manager serves Go's profiles, for its heap after the steady window.
+	// scaleProfiles is where the manager serves Go's profiles: TestBenchScale reads its heap after
+	// the steady window; the broken-tenth runs serve them for a profiler to read while they run.
 	scaleProfiles = "127.0.0.1:18090"
 )
 
