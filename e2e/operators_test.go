@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -96,6 +97,11 @@ type managerProcess struct {
 	done    chan struct{}
 }
 
+// operatorEnv is what an administrator of the local cluster gives each operator's manager,
+// wherever it runs: etcd-cluster's backups may reach the local cluster's S3 store, which is
+// inside the cluster (make s3-up).
+var operatorEnv = map[string][]string{"etcd-cluster": {"BACKUP_S3_ENDPOINTS=s3.quintet-s3.svc"}}
+
 // startManager runs the manager binary bin of operator name, with its log in E2E_LOG_DIR,
 // until stopped or killed: the caller stops it (DeferCleanup(m.stop)). env is added to its
 // environment (e.g. WATCH_NAMESPACE).
@@ -107,7 +113,7 @@ func startManager(bin, name string, env []string, args ...string) *managerProces
 	args = append([]string{"--metrics-bind-address=0", "--health-probe-bind-address=0", "--leader-elect=false"}, args...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), operatorEnv[name]...), env...)
 	Expect(cmd.Start()).To(Succeed())
 	m := &managerProcess{cmd: cmd, log: logFile.Name(), logFile: logFile, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(m.done) }()
@@ -296,7 +302,12 @@ func setManagerContainer(deployment *unstructured.Unstructured, watchNamespace s
 		c["imagePullPolicy"] = "Never"
 		env, _ := c["env"].([]any)
 		env = slices.DeleteFunc(env, func(e any) bool { return e.(map[string]any)["name"] == "WATCH_NAMESPACE" })
-		c["env"] = append(env, map[string]any{"name": "WATCH_NAMESPACE", "value": watchNamespace})
+		env = append(env, map[string]any{"name": "WATCH_NAMESPACE", "value": watchNamespace})
+		for _, e := range operatorEnv[strings.TrimSuffix(deployment.GetLabels()["app.kubernetes.io/name"], "-operator")] {
+			name, value, _ := strings.Cut(e, "=")
+			env = append(env, map[string]any{"name": name, "value": value})
+		}
+		c["env"] = env
 	}
 	Expect(unstructured.SetNestedSlice(deployment.Object, containers, "spec", "template", "spec", "containers")).To(Succeed())
 }

@@ -51,6 +51,12 @@ deploy_in_cluster() {
   root=$(realpath --relative-to="$overlay" .)
   printf 'resources:\n- %s/operators/%s/config/default\ncomponents:\n- %s/operators/%s/config/api\n' \
     "$root" "$op" "$root" "$op" >"$overlay/kustomization.yaml"
+  if [ "$op" = etcd-cluster ]; then
+    # The administrator's opt-in (docs/security.md): backups and restores may reach the local
+    # cluster's S3 store, which is inside the cluster.
+    printf 'patches:\n- target: {kind: Deployment}\n  patch: |-\n    - op: add\n      path: /spec/template/spec/containers/0/env/-\n      value: {name: BACKUP_S3_ENDPOINTS, value: s3.quintet-s3.svc}\n' \
+      >>"$overlay/kustomization.yaml"
+  fi
   k apply --server-side -k "$overlay" >/dev/null
   k rollout status -n "$ns" "deployment/$op-controller-manager" --timeout=180s >/dev/null
   echo "Deployed $op: manager $(k get pods -n "$ns" -l control-plane=controller-manager -o jsonpath='{.items[0].metadata.name} on {.items[0].spec.nodeName}')"

@@ -126,7 +126,13 @@ func TestLoginAsksTheAPIServerWhoTheTokenIs(t *testing.T) {
 
 	code, body = b.login(token)
 	expect(t, "a ServiceAccount's token", code, body, http.StatusOK, "system:serviceaccount:"+ns+":reader")
-	resp, err := b.client.Post(site.URL+sessionPath, jsonType, strings.NewReader(`{"token":"`+token+`"}`))
+	req, err := http.NewRequest(http.MethodPost, site.URL+sessionPath, strings.NewReader(`{"token":"`+token+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", jsonType)
+	req.Header.Set("Origin", site.URL)
+	resp, err := b.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,14 +184,36 @@ func checkCSRF(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // sameOrigin says whether a request comes from a page of this origin: the browser's Origin
-// header names this host, or, without one, Sec-Fetch-Site says same-origin.
+// header names this host, or, without one, Sec-Fetch-Site says same-origin. A request with
+// neither is no page's of this origin (every browser the console supports sends one of them
+// with a fetch that changes something).
 func sameOrigin(r *http.Request) bool {
 	if origin := r.Header.Get("Origin"); origin != "" {
 		u, err := url.Parse(origin)
 		return err == nil && u.Host == r.Host
 	}
-	site := r.Header.Get("Sec-Fetch-Site")
-	return site == "" || site == "same-origin"
+	return r.Header.Get("Sec-Fetch-Site") == "same-origin"
+}
+
+// checkLogin lets a request through only with a session whose token the API server still
+// accepts; otherwise it answers 401 (or 502 when the API server does not answer).
+func (h *Handler) checkLogin(w http.ResponseWriter, r *http.Request) bool {
+	token := callerToken(r)
+	if token == "" {
+		writeStatus(w, http.StatusUnauthorized, "Unauthorized", "log in with a bearer token")
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	switch _, status, err := h.selfSubjectReview(ctx, token); {
+	case err != nil:
+		writeStatus(w, http.StatusBadGateway, "ServiceUnavailable", "the Kubernetes API server did not answer: "+err.Error())
+		return false
+	case status != http.StatusCreated && status != http.StatusOK:
+		writeStatus(w, http.StatusUnauthorized, "Unauthorized", "the API server does not accept this session's token: log in again")
+		return false
+	}
+	return true
 }
 
 func randomToken() (string, error) {

@@ -72,7 +72,9 @@ func NewHandler(cfg *rest.Config, kinds []Kind, opts HandlerOptions) (*Handler, 
 	for _, k := range kinds {
 		h.kinds[k.Plural] = k
 	}
-	h.routes()
+	if err := h.routes(); err != nil {
+		return nil, err
+	}
 	return h, nil
 }
 
@@ -110,17 +112,20 @@ func withDefaults(o HandlerOptions) HandlerOptions {
 	return o
 }
 
-func (h *Handler) routes() {
+func (h *Handler) routes() error {
 	h.mux.HandleFunc("GET "+apiPrefix+"/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", jsonType)
 		_, _ = w.Write(h.document)
 	})
 	h.mux.Handle("GET "+apiPrefix+"/docs", http.RedirectHandler(docsPath, http.StatusMovedPermanently))
-	h.mux.Handle("GET "+docsPath, v5emb.NewHandlerWithConfig(swgui.Config{
-		Title: h.opts.Title, SwaggerJSON: apiPrefix + "/openapi.json", BasePath: docsPath,
-		// The token typed into "Authorize" stays across reloads of the page (in its local storage).
-		SettingsUI: map[string]string{"persistAuthorization": "true"},
-	}))
+	// The token typed into "Authorize" stays in the page's memory only: no local storage
+	// that anything else on the origin could read.
+	docs := v5emb.NewHandlerWithConfig(swgui.Config{Title: h.opts.Title, SwaggerJSON: apiPrefix + "/openapi.json", BasePath: docsPath})
+	policy, err := docsPolicy(docs)
+	if err != nil {
+		return err
+	}
+	h.mux.Handle("GET "+docsPath, withHeaders(docs, map[string]string{"Content-Security-Policy": policy, "Cache-Control": "no-cache"}))
 	collection, item := collectionPath("{plural}"), itemPath("{plural}")
 	h.mux.HandleFunc("GET "+collection, h.serve(h.list))
 	h.mux.HandleFunc("POST "+collection, h.serve(h.create))
@@ -128,10 +133,15 @@ func (h *Handler) routes() {
 	h.mux.HandleFunc("PUT "+item, h.serve(h.replace))
 	h.mux.HandleFunc("PATCH "+item, h.serve(h.patch))
 	h.mux.HandleFunc("DELETE "+item, h.serve(h.delete))
+	return nil
 }
 
-// ServeHTTP serves the API, answering CORS preflights for the configured origins.
+// ServeHTTP serves the API with its security headers, answering CORS preflights for the
+// configured origins.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for k, v := range apiHeaders {
+		w.Header().Set(k, v)
+	}
 	if origin := r.Header.Get("Origin"); origin != "" && h.corsAllowed(origin) {
 		w.Header().Set("Access-Control-Allow-Origin", origin)
 		w.Header().Add("Vary", "Origin")

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"net/url"
 	"net/http/httptest"
 	"os"
 	"slices"
@@ -268,5 +269,40 @@ func TestDocumentAndSwaggerUIAreServed(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("Swagger UI's script is served from the binary: %d", resp.StatusCode)
+	}
+}
+
+// Swagger UI shares the API's origin: the page runs only its own scripts and keeps no token
+// in storage, and no answer of the API is a document a browser would show or run.
+func TestSwaggerUIRunsOnlyItsOwnScriptsAndTheAPIServesData(t *testing.T) {
+	resp, err := http.Get(api.URL + "/api/v1/docs/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	csp := resp.Header.Get("Content-Security-Policy")
+	scripts, _, _ := strings.Cut(strings.SplitAfter(csp, "script-src")[1], ";")
+	if !strings.Contains(scripts, "'sha256-") || strings.Contains(scripts, "unsafe") || !strings.Contains(csp, "frame-ancestors 'none'") ||
+		strings.Contains(csp, "http") || resp.Header.Get("X-Frame-Options") != "DENY" {
+		t.Errorf("the docs page's policy must allow its own scripts by hash only and no framing: %q", csp)
+	}
+	if strings.Contains(string(page), "persistAuthorization") {
+		t.Error("Swagger UI must not keep the token in local storage (persistAuthorization)")
+	}
+	for _, path := range []string{"/api/v1/openapi.json", "/api/v1/namespaces/default/widgets", "/api/v1/nowhere"} {
+		resp, err := http.Get(api.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.HasPrefix(csp, "sandbox;") || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: the answer must be sandboxed data (nosniff): %v", path, resp.Header)
+		}
+	}
+	// Swagger UI's handler can relay a request to any URL (?proxy=); it must stay off.
+	proxied := do(t, "GET", "/api/v1/docs/?proxy="+url.QueryEscape(env.Config.Host+"/version"), "", "", "").expect(t, http.StatusOK)
+	if strings.Contains(proxied.raw, "gitVersion") || !strings.Contains(proxied.raw, "swagger-ui") {
+		t.Fatalf("the docs page relayed a request: %.300s", proxied.raw)
 	}
 }

@@ -3,6 +3,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -17,6 +18,7 @@ import (
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/config/crd"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/config/prometheus"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdbackup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdcluster"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/etcdrestore"
@@ -32,6 +34,9 @@ type options struct {
 	clusterWide    bool
 	dialTimeout    time.Duration
 	requestTimeout time.Duration
+	// etcdEndpoints and s3Endpoints: what backups and restores may reach beyond the
+	// EtcdClusters of their own namespace and the internet.
+	etcdEndpoints, s3Endpoints backup.Allowlist
 }
 
 func main() {
@@ -44,9 +49,32 @@ func main() {
 	flag.DurationVar(&o.dialTimeout, "etcd-dial-timeout", etcd.DefaultDialTimeout, "How long to wait for a connection to a cluster's members.")
 	flag.DurationVar(&o.requestTimeout, "etcd-request-timeout", membership.DefaultRequestTimeout,
 		"How long to wait for each etcd cluster API request (member list, status, add, promote, remove).")
+	flag.Func("backup-etcd-endpoints", "Comma-separated hosts and CIDR ranges an EtcdBackup's etcdEndpoints may name besides the EtcdClusters "+
+		"of its own namespace (default none, or $BACKUP_ETCD_ENDPOINTS): whoever may write an EtcdBackup can then copy those clusters' data.",
+		allowlistFlag(&o.etcdEndpoints))
+	flag.Func("backup-s3-endpoints", "Comma-separated hosts and CIDR ranges inside the cluster or the machine (private, loopback, link-local) "+
+		"the S3 endpoint of a backup or restore may be, such as s3.quintet-s3.svc (default none, or $BACKUP_S3_ENDPOINTS): addresses "+
+		"on the internet need no listing; the API server's is refused whatever is listed.",
+		allowlistFlag(&o.s3Endpoints))
+	for name, env := range map[string]string{"backup-etcd-endpoints": "BACKUP_ETCD_ENDPOINTS", "backup-s3-endpoints": "BACKUP_S3_ENDPOINTS"} {
+		if v := os.Getenv(env); v != "" {
+			if err := flag.Set(name, v); err != nil {
+				fmt.Fprintf(os.Stderr, "$%s: %v\n", env, err)
+				os.Exit(2)
+			}
+		}
+	}
 	flag.Parse()
 	assets := manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring}
 	manager.Run(o.name(), flags, newScheme(), assets, o.setup, etcdcluster.CacheOptions, jobs.CacheOptions)
+}
+
+// allowlistFlag parses a flag's list into a.
+func allowlistFlag(a *backup.Allowlist) func(string) error {
+	return func(v string) (err error) {
+		*a, err = backup.ParseAllowlist(v)
+		return err
+	}
 }
 
 // name is the manager's: the cluster-wide one has its own leader election, as both kinds may
@@ -83,7 +111,12 @@ func managerNamespace() string {
 
 // setup adds the operator's controllers to mgr.
 func (o options) setup(mgr ctrl.Manager) error {
-	err := (&etcdcluster.Reconciler{
+	apiServer, err := backup.APIServerAddresses(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	s3 := backup.Reach{Internal: o.s3Endpoints, APIServer: apiServer}
+	err = (&etcdcluster.Reconciler{
 		// Objects name the manager that wrote them (managedFields): the namespaced and the
 		// cluster-wide manager can be told apart.
 		Client:         client.WithFieldOwner(mgr.GetClient(), o.name()),
@@ -96,6 +129,7 @@ func (o options) setup(mgr ctrl.Manager) error {
 		OperatorImage:  os.Getenv("OPERATOR_IMAGE"),
 		// Members' NetworkPolicies let the manager's pods of this namespace in.
 		ManagerNamespace: managerNamespace(),
+		S3:               s3,
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return err
@@ -107,6 +141,8 @@ func (o options) setup(mgr ctrl.Manager) error {
 		ClusterWide:   o.clusterWide,
 		DialTimeout:   o.dialTimeout,
 		OperatorImage: os.Getenv("OPERATOR_IMAGE"),
+		EtcdEndpoints: o.etcdEndpoints,
+		S3:            s3,
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return err

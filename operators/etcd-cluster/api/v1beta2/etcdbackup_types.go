@@ -29,8 +29,12 @@ type EtcdBackupSpec struct {
 	// +optional
 	ClusterName string `json:"clusterName,omitempty"`
 
-	// etcdEndpoints are the client URLs of a cluster the operator does not run (as in the
-	// CoreOS operator). The snapshot is taken from one of its members.
+	// etcdEndpoints are client URLs of the cluster to back up, as in the CoreOS operator.
+	// Each must name an EtcdCluster of this namespace (its client Service, such as
+	// http://example-client:2379 or http://example-client.<namespace>.svc:2379, or one of
+	// its members), and the backup then reaches that cluster as clusterName does; a URL of
+	// another namespace or outside the cluster is refused (EndpointNotAllowed) unless the
+	// operator lists its host (the manager's --backup-etcd-endpoints).
 	// +listType=atomic
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=9
@@ -90,8 +94,10 @@ type S3BackupSource struct {
 	// +required
 	AWSSecret string `json:"awsSecret"`
 
-	// endpoint of an S3-compatible store, such as http://s3.quintet-s3.svc:9000; AWS when
-	// unset.
+	// endpoint of an S3-compatible store, such as https://s3.example.com; AWS when unset.
+	// An address inside the cluster or the machine (private, loopback, link-local) is
+	// refused (EndpointNotAllowed) unless the operator lists it (the manager's
+	// --backup-s3-endpoints, such as s3.quintet-s3.svc); the API server's always is.
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="endpoint is a URL such as https://s3.example.com"
 	// +optional
@@ -315,6 +321,11 @@ const (
 	ReasonWaitingForCluster = "WaitingForCluster"
 	// ReasonClusterNotFound: spec.clusterName names no EtcdCluster here.
 	ReasonClusterNotFound = "ClusterNotFound"
+	// ReasonEndpointNotAllowed: an etcdEndpoints entry names no EtcdCluster of this
+	// namespace, or the S3 endpoint is inside the cluster or the API server's, and the
+	// operator has not allowed it (the manager's --backup-etcd-endpoints and
+	// --backup-s3-endpoints). Nothing was connected to.
+	ReasonEndpointNotAllowed = "EndpointNotAllowed"
 	// ReasonClusterUnreachable: no member answered, or none could stream a snapshot.
 	ReasonClusterUnreachable = "ClusterUnreachable"
 	// ReasonCredentialsInvalid: the awsSecret or clientTLSSecret is missing or unusable,

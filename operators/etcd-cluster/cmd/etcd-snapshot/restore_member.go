@@ -86,6 +86,6 @@ func s3Opener(getenv func(string) string) restore.Opener {
 		if err != nil {
 			return nil, fmt.Errorf("the awsSecret mounted at %s: %w", restore.AWSDir, err)
 		}
-		return backup.NewS3Store(src, creds).Get(ctx, getenv(restore.EnvS3Key))
+		return backup.NewS3Store(src, creds, backup.Anywhere).Get(ctx, getenv(restore.EnvS3Key))
 	}
 }

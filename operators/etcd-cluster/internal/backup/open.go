@@ -13,8 +13,14 @@ import (
 )
 
 // OpenStore is the store of src, signed with the credentials of its awsSecret in namespace,
-// read with reader (the API server: the manager's cache holds only the Secrets of clusters).
-func OpenStore(ctx context.Context, reader client.Reader, namespace string, src *v1beta2.S3BackupSource) (*Store, error) {
+// read with reader (the API server: the manager's cache holds only the Secrets of clusters);
+// an endpoint reach does not allow is refused (EndpointNotAllowed) before the Secret is read.
+func OpenStore(ctx context.Context, reader client.Reader, namespace string, src *v1beta2.S3BackupSource, reach Reach) (*Store, error) {
+	if src.Endpoint != "" {
+		if err := reach.check(ctx, src.Endpoint); err != nil {
+			return nil, err
+		}
+	}
 	data, err := SecretData(ctx, reader, namespace, src.AWSSecret)
 	if err != nil {
 		return nil, err
@@ -23,7 +29,7 @@ func OpenStore(ctx context.Context, reader client.Reader, namespace string, src 
 	if err != nil {
 		return nil, &Error{Reason: v1beta2.ReasonCredentialsInvalid, Err: fmt.Errorf("awsSecret %s: %w", src.AWSSecret, err)}
 	}
-	return NewS3Store(src, creds), nil
+	return NewS3Store(src, creds, reach), nil
 }
 
 // SecretData is the data of a Secret a backup or restore names; a missing one is

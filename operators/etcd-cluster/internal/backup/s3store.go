@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
@@ -41,9 +44,17 @@ func SplitPath(path string) (bucket, key string) {
 	return bucket, key
 }
 
-// NewS3Store is the bucket of src's path, signed with creds.
-func NewS3Store(src *v1beta2.S3BackupSource, creds Credentials) *Store {
+// NewS3Store is the bucket of src's path, signed with creds, reached only where reach allows.
+func NewS3Store(src *v1beta2.S3BackupSource, creds Credentials, reach Reach) *Store {
+	host := "s3.amazonaws.com"
+	if u, err := url.Parse(src.Endpoint); err == nil && src.Endpoint != "" {
+		host = u.Hostname()
+	}
+	httpClient := awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) {
+		t.DialContext = reach.dialer(host)
+	})
 	client := s3.New(s3.Options{
+		HTTPClient:   httpClient,
 		Region:       creds.Region,
 		Credentials:  credentials.NewStaticCredentialsProvider(creds.AccessKeyID, creds.SecretAccessKey, creds.SessionToken),
 		UsePathStyle: src.ForcePathStyle,
@@ -189,6 +200,9 @@ func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 // storeError says what failed, in the store's words, with the reason of the condition it
 // gives: refused credentials are CredentialsInvalid, anything else StoreFailed.
 func (s *Store) storeError(what string, err error) error {
+	if refused, ok := errors.AsType[*Error](err); ok { // a connection Reach refused
+		return refused
+	}
 	var api smithy.APIError
 	if errors.As(err, &api) {
 		switch api.ErrorCode() {

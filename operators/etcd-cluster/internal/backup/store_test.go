@@ -99,7 +99,7 @@ func TestStoreErrorsSayWhatFailed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
-			_, err := backup.NewS3Store(tc.src, tc.creds).Put(ctx, "x", strings.NewReader("data"), func() error { return nil })
+			_, err := backup.NewS3Store(tc.src, tc.creds, backup.Anywhere).Put(ctx, "x", strings.NewReader("data"), func() error { return nil })
 			if backup.ReasonOf(err) != tc.reason || !strings.Contains(fmt.Sprint(err), tc.message) {
 				t.Fatalf("Put = %v (%s); want %s saying %q", err, backup.ReasonOf(err), tc.reason, tc.message)
 			}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,10 @@ type Target struct {
 	// Keyspace: also read the member's keyspace fingerprint at the snapshot's revision, for a
 	// verification.
 	Keyspace bool
+	// Confined: the snapshot comes only from a member that advertises one of Endpoints'
+	// hosts. A cluster's member list is data its members' pods can write (a member added
+	// with another cluster's client URL): it must not lead the manager elsewhere.
+	Confined bool
 }
 
 // Take streams a snapshot of one of target's members to store, under the key keyFor gives
@@ -107,9 +112,17 @@ func pickMember(ctx context.Context, target Target) (member, error) {
 	defer cancel()
 	var candidates []member
 	var errs []error
+	hosts := make([]string, 0, len(target.Endpoints))
+	for _, e := range target.Endpoints {
+		hosts = append(hosts, urlHost(e))
+	}
 	for _, m := range members {
 		if m.Name == "" || m.IsLearner || len(m.ClientURLs) == 0 {
 			continue // not started, or catching up
+		}
+		if target.Confined && !slices.Contains(hosts, urlHost(m.ClientURLs[0])) {
+			errs = append(errs, fmt.Errorf("member %s advertises %s, not one of the cluster's addresses: skipped", m.Name, m.ClientURLs[0]))
+			continue
 		}
 		st, err := c.Status(ctx, m.ClientURLs[0])
 		if err != nil {
@@ -149,6 +162,14 @@ func hostOf(endpoint string) string {
 			return u.Host
 		}
 		return host
+	}
+	return endpoint
+}
+
+// urlHost is the host of a client URL, lower case, or the URL when it has none.
+func urlHost(endpoint string) string {
+	if u, err := url.Parse(endpoint); err == nil && u.Hostname() != "" {
+		return strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	}
 	return endpoint
 }

@@ -9,6 +9,8 @@ package etcdbackup
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -44,6 +46,11 @@ type Reconciler struct {
 	// OperatorImage is the manager's own image, which backup Jobs run (etcd-snapshot
 	// backup-to-volume) for backups to a PersistentVolumeClaim.
 	OperatorImage string
+	// EtcdEndpoints are the etcdEndpoints hosts, besides the EtcdClusters of a backup's own
+	// namespace, the operator lets backups reach (none by default).
+	EtcdEndpoints backup.Allowlist
+	// S3 is where the manager may connect for a backup's store.
+	S3 backup.Reach
 }
 
 // +kubebuilder:rbac:groups=etcd.database.coreos.com,resources=etcdbackups,verbs=get;list;watch
@@ -220,29 +227,73 @@ func (r *Reconciler) take(ctx context.Context, b *v1beta2.EtcdBackup, store back
 }
 
 // endpoints are the client URLs of the cluster b backs up, and the Secret of the client
-// certificate to reach it with (empty: plain HTTP): the operator's, of a cluster it runs, or
-// b's clientTLSSecret.
-func (r *Reconciler) endpoints(ctx context.Context, b *v1beta2.EtcdBackup) ([]string, string, error) {
-	if b.Spec.ClusterName == "" {
-		return b.Spec.EtcdEndpoints, b.Spec.ClientTLSSecret, nil
+// certificate to reach it with (empty: plain HTTP): an EtcdCluster of b's namespace, named
+// by clusterName or by etcdEndpoints, is reached at the addresses the operator gives its
+// members, with the operator's client certificate unless b names its own; etcdEndpoints
+// that name no such cluster are dialled as written only where the operator allows them.
+func (r *Reconciler) endpoints(ctx context.Context, b *v1beta2.EtcdBackup) (endpoints []string, tlsSecret string, confined bool, err error) {
+	name := b.Spec.ClusterName
+	if name == "" {
+		if name, err = r.clusterNamedBy(ctx, b); err != nil || name == "" {
+			return b.Spec.EtcdEndpoints, b.Spec.ClientTLSSecret, false, err
+		}
+		tlsSecret = b.Spec.ClientTLSSecret
 	}
 	c := &v1beta2.EtcdCluster{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.ClusterName}, c); err != nil {
+	if err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, c); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, "", &backup.Error{Reason: v1beta2.ReasonClusterNotFound, Err: fmt.Errorf("no EtcdCluster %q in namespace %s", b.Spec.ClusterName, b.Namespace)}
+			return nil, "", false, &backup.Error{Reason: v1beta2.ReasonClusterNotFound, Err: fmt.Errorf("no EtcdCluster %q in namespace %s", name, b.Namespace)}
 		}
-		return nil, "", backup.ReadFailed(err)
+		return nil, "", false, backup.ReadFailed(err)
 	}
-	var endpoints []string
 	addr := etcdcluster.DNSAddresses(c)
 	for i := range max(c.Spec.Size, c.Status.Size) {
 		endpoints = append(endpoints, addr.ClientURL(int(i)))
 	}
-	tlsSecret := ""
-	if c.Status.TLS != nil {
+	if tlsSecret == "" && c.Status.TLS != nil {
 		tlsSecret = c.Status.TLS.Secret
 	}
-	return endpoints, tlsSecret, nil
+	return endpoints, tlsSecret, true, nil
+}
+
+// clusterNamedBy is the EtcdCluster of b's namespace that b's etcdEndpoints name, or ""
+// when the operator allows every one of them as written (--backup-etcd-endpoints). Any
+// other endpoint (another namespace's cluster, an address) is refused, and so are entries
+// that mix clusters: the manager's network position must not stand in for rights b's
+// author lacks.
+func (r *Reconciler) clusterNamedBy(ctx context.Context, b *v1beta2.EtcdBackup) (string, error) {
+	clusters := &v1beta2.EtcdClusterList{}
+	if err := r.List(ctx, clusters, client.InNamespace(b.Namespace)); err != nil {
+		return "", backup.ReadFailed(err)
+	}
+	targets := map[string]bool{} // the cluster each entry names; "" for one the operator allows
+	for _, e := range b.Spec.EtcdEndpoints {
+		host := ""
+		if u, err := url.Parse(e); err == nil {
+			host = u.Hostname()
+		}
+		switch i := slices.IndexFunc(clusters.Items, func(c v1beta2.EtcdCluster) bool { return etcdcluster.NamedBy(&c, host) }); {
+		case i >= 0:
+			targets[clusters.Items[i].Name] = true
+		case r.EtcdEndpoints.AllowsHost(host):
+			targets[""] = true
+		default:
+			return "", endpointNotAllowed(fmt.Sprintf("etcdEndpoints entry %s names no EtcdCluster of namespace %s", e, b.Namespace))
+		}
+	}
+	if len(targets) > 1 {
+		return "", endpointNotAllowed("etcdEndpoints name more than one cluster")
+	}
+	for name := range targets {
+		return name, nil
+	}
+	return "", nil
+}
+
+// endpointNotAllowed is the error of etcdEndpoints the backup may not reach.
+func endpointNotAllowed(what string) error {
+	return &backup.Error{Reason: v1beta2.ReasonEndpointNotAllowed, Err: fmt.Errorf("%s: a backup reaches only the EtcdClusters of its own namespace, "+
+		"and other endpoints only where the operator lists their host (--backup-etcd-endpoints); nothing was connected to", what)}
 }
 
 // target is the cluster b backs up, with the client certificate to reach it.
@@ -253,7 +304,7 @@ func (r *Reconciler) target(ctx context.Context, b *v1beta2.EtcdBackup) (backup.
 	}
 	var tlsSecret string
 	var err error
-	if t.Endpoints, tlsSecret, err = r.endpoints(ctx, b); err != nil || tlsSecret == "" {
+	if t.Endpoints, tlsSecret, t.Confined, err = r.endpoints(ctx, b); err != nil || tlsSecret == "" {
 		return t, err
 	}
 	data, err := backup.SecretData(ctx, r.APIReader, b.Namespace, tlsSecret)
@@ -274,7 +325,7 @@ func (r *Reconciler) target(ctx context.Context, b *v1beta2.EtcdBackup) (backup.
 
 // store is the bucket of b's s3.path, with the credentials of its awsSecret.
 func (r *Reconciler) store(ctx context.Context, b *v1beta2.EtcdBackup) (*backup.Store, error) {
-	return backup.OpenStore(ctx, r.APIReader, b.Namespace, b.Spec.S3)
+	return backup.OpenStore(ctx, r.APIReader, b.Namespace, b.Spec.S3, r.S3)
 }
 
 // prune deletes the periodic backups retention no longer keeps. A failure is reported and

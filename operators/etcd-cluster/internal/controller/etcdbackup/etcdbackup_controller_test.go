@@ -158,6 +158,19 @@ func TestFailedBackupsSayWhyAndLoseNothing(t *testing.T) {
 			reason: v1beta2.ReasonStoreFailed, message: "connection refused"},
 		{name: "etcd that does not answer", change: func(b *v1beta2.EtcdBackup, _ string) { b.Spec.EtcdEndpoints = []string{"http://127.0.0.1:1"} },
 			reason: v1beta2.ReasonClusterUnreachable, message: "127.0.0.1:1"},
+		{name: "an endpoint the operator does not list", change: func(b *v1beta2.EtcdBackup, _ string) {
+			b.Spec.EtcdEndpoints = []string{"http://169.254.169.254:2379"}
+		}, reason: v1beta2.ReasonEndpointNotAllowed, message: "names no EtcdCluster of namespace"},
+		{name: "endpoints of two clusters", change: func(b *v1beta2.EtcdBackup, ns string) {
+			b.Spec.EtcdEndpoints = []string{member.URL, "http://" + ns + "-client:2379"}
+		}, reason: v1beta2.ReasonEndpointNotAllowed, message: "names no EtcdCluster"},
+		{name: "the cloud's metadata service as the store", change: func(b *v1beta2.EtcdBackup, _ string) {
+			b.Spec.S3.Endpoint = "http://169.254.169.254"
+		}, reason: v1beta2.ReasonEndpointNotAllowed, message: "an address inside the cluster or the machine (169.254.169.254)"},
+		{name: "a private address as the store", change: func(b *v1beta2.EtcdBackup, _ string) { b.Spec.S3.Endpoint = "https://10.96.0.1" },
+			reason: v1beta2.ReasonEndpointNotAllowed, message: "--backup-s3-endpoints"},
+		{name: "the API server as the store", change: func(b *v1beta2.EtcdBackup, _ string) { b.Spec.S3.Endpoint = env.Config.Host },
+			reason: v1beta2.ReasonEndpointNotAllowed, message: "the Kubernetes API server's address"},
 		{name: "no such EtcdCluster", change: func(b *v1beta2.EtcdBackup, _ string) {
 			b.Spec.EtcdEndpoints, b.Spec.ClusterName = nil, "missing"
 		}, reason: v1beta2.ReasonClusterNotFound, message: `no EtcdCluster "missing"`},
@@ -298,4 +311,50 @@ func TestFirstBackupOfAClusterThatLostItsQuorumIsTriedAtOnce(t *testing.T) {
 		d := condition(g, b, conditions.DegradedCondition)
 		g.Expect(d.Reason).To(gomega.Equal(v1beta2.ReasonClusterUnreachable), "tried, not waiting: %s", d.Message)
 	}).WithTimeout(30 * time.Second).Should(gomega.Succeed())
+}
+
+// The attack a tenant tried: an EtcdBackup in its own namespace whose etcdEndpoints name
+// another namespace's EtcdCluster, to its own bucket. The manager, which that cluster's
+// NetworkPolicy admits, connects to nothing and stores nothing.
+func TestABackupReachesOnlyTheClustersOfItsOwnNamespace(t *testing.T) {
+	t.Parallel()
+	g := gomega.NewWithT(t)
+	victim, tenant := env.NewNamespace(t, "victim"), env.NewNamespace(t, "tenant")
+	g.Expect(env.Client.Create(t.Context(), &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Namespace: victim, Name: "example"}})).To(gomega.Succeed())
+	mine := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "mine"}, Spec: v1beta2.EtcdClusterSpec{Size: 1}}
+	g.Expect(env.Client.Create(t.Context(), mine)).To(gomega.Succeed())
+	secret := awsSecret(t, tenant, "")
+	backupOf := func(name string, endpoints ...string) *v1beta2.EtcdBackup {
+		b := &v1beta2.EtcdBackup{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: name}, Spec: v1beta2.EtcdBackupSpec{
+			EtcdEndpoints: endpoints, StorageType: v1beta2.BackupStorageTypeS3, S3: store.Source(bucket+"/"+tenant+"/"+name+".db", secret),
+		}}
+		g.Expect(env.Client.Create(t.Context(), b)).To(gomega.Succeed())
+		return b
+	}
+	degraded := func(b *v1beta2.EtcdBackup, reason, message string) {
+		g.Eventually(func(g gomega.Gomega) {
+			c := condition(g, b, conditions.DegradedCondition)
+			g.Expect(c.Status).To(gomega.Equal(metav1.ConditionTrue))
+			g.Expect(c.Reason).To(gomega.Equal(reason), c.Message)
+			g.Expect(c.Message).To(gomega.ContainSubstring(message))
+		}).WithTimeout(60 * time.Second).Should(gomega.Succeed())
+	}
+	for name, endpoint := range map[string]string{
+		"stolen":       "http://example-client." + victim + ".svc:2379",
+		"stolen-fqdn":  "http://example-client." + victim + ".svc.cluster.local:2379",
+		"stolen-short": "http://example-client." + victim + ":2379",
+		"stolen-pod":   "http://example-0.example." + victim + ".svc:2379",
+	} {
+		b := backupOf(name, endpoint)
+		degraded(b, v1beta2.ReasonEndpointNotAllowed, "names no EtcdCluster of namespace "+tenant)
+		g.Expect(events.Emitted(b, v1beta2.ReasonEndpointNotAllowed)).To(gomega.BeNumerically(">=", 1))
+	}
+	objects, err := rootStore().List(t.Context(), tenant+"/")
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(objects).To(gomega.BeEmpty(), "nothing of another namespace's cluster is stored")
+
+	// Its own cluster, named as a pod of its namespace writes it, is reached at the
+	// addresses the operator gives its members, never at what was written.
+	own := backupOf("own", "http://mine-client:2379")
+	degraded(own, v1beta2.ReasonClusterUnreachable, "mine-0.mine."+tenant+".svc:2379")
 }

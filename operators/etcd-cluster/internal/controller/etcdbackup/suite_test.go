@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup/backuptest"
 	"github.com/quintet-operators/quintet/shared/testenv"
 )
@@ -51,6 +52,17 @@ func runSuite(m *testing.M) int {
 		o.Controller.MaxConcurrentReconciles = 4
 	}}, func(e *testenv.Env, mgr *testenv.Manager) error {
 		env, events = e, mgr.Events
-		return (&Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events, OperatorImage: testOperatorImage}).SetupWithManager(mgr)
+		// The operator allows the loopback servers (the member and the store), as an
+		// administrator lists a store inside the cluster; never the API server.
+		loopback, err := backup.ParseAllowlist("127.0.0.0/8")
+		if err != nil {
+			return err
+		}
+		apiServer, err := backup.APIServerAddresses(e.Config)
+		if err != nil {
+			return err
+		}
+		return (&Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events, OperatorImage: testOperatorImage,
+			EtcdEndpoints: loopback, S3: backup.Reach{Internal: loopback, APIServer: apiServer}}).SetupWithManager(mgr)
 	})
 }

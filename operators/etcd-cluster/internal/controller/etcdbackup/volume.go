@@ -119,7 +119,7 @@ func (r *Reconciler) startJob(ctx context.Context, b *v1beta2.EtcdBackup, due, n
 			Err: fmt.Errorf("the operator does not know its own image, which backup Jobs run: set OPERATOR_IMAGE on the manager")}, now)
 		return true, nil
 	}
-	endpoints, tlsSecret, err := r.endpoints(ctx, b)
+	endpoints, tlsSecret, _, err := r.endpoints(ctx, b)
 	if err != nil {
 		r.recordBackup(ctx, b, v1beta2.BackupRecord{}, err, now)
 		return true, nil

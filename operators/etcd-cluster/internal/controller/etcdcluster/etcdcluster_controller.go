@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/controller/scope"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/etcd"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
@@ -76,6 +77,8 @@ type Reconciler struct {
 	// pods (ManagerPodLabels) there reach the client port. Empty when the manager runs outside
 	// the cluster; it then reaches members from a node.
 	ManagerNamespace string
+	// S3 is where the manager may connect to check a spec.restore snapshot in its store.
+	S3 backup.Reach
 
 	// CertManager watches the Certificates clusters own once cert-manager is installed.
 	CertManager *optionalkind.Watch

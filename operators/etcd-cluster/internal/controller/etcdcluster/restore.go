@@ -86,7 +86,7 @@ func (r *Reconciler) checkSnapshot(ctx context.Context, c *v1beta2.EtcdCluster) 
 	src := c.Spec.Restore
 	ctx, cancel := context.WithTimeout(ctx, snapshotCheckTimeout)
 	defer cancel()
-	store, err := backup.OpenStore(ctx, r.reader(), c.Namespace, src.S3)
+	store, err := backup.OpenStore(ctx, r.reader(), c.Namespace, src.S3, r.S3)
 	if err != nil {
 		return "", "", err
 	}
