@@ -166,7 +166,7 @@ func (c *Client) ActionConfig(namespace string) (*action.Configuration, error) {
 	kc := kube.New(getter)
 	kc.Namespace = namespace
 	kc.Log = c.debugLog
-	secrets := newReleaseSecrets(c.clientset.CoreV1().Secrets(namespace))
+	secrets := newReleaseSecrets(c.clientset.CoreV1().Secrets(namespace), namespace, c.mapper)
 	secrets.Log = c.debugLog
 	store := storage.Init(secrets)
 	store.Log = c.debugLog

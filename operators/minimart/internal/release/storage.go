@@ -15,6 +15,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 )
@@ -25,13 +26,16 @@ import (
 // the manager allocated while they installed (two writes each), and one more per uninstall.
 // The Secrets it writes are Helm's, byte for byte (the same encoding, labels and type), so
 // the helm CLI and Helm's driver read them; reading is Helm's driver's own.
+// Reading refuses a revision that does not stay in the namespace (confine.go).
 type releaseSecrets struct {
 	*driver.Secrets
-	secrets corev1client.SecretInterface
+	secrets   corev1client.SecretInterface
+	namespace string
+	mapper    meta.RESTMapper
 }
 
-func newReleaseSecrets(secrets corev1client.SecretInterface) *releaseSecrets {
-	return &releaseSecrets{Secrets: driver.NewSecrets(secrets), secrets: secrets}
+func newReleaseSecrets(secrets corev1client.SecretInterface, namespace string, mapper meta.RESTMapper) *releaseSecrets {
+	return &releaseSecrets{Secrets: driver.NewSecrets(secrets), secrets: secrets, namespace: namespace, mapper: mapper}
 }
 
 // Create stores rls under key, as Helm's driver does: ErrReleaseExists when it is there.

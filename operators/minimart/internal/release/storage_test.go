@@ -77,7 +77,7 @@ func TestReleaseSecretsWriteWhatHelmsDriverWritesAndHelmReadsIt(t *testing.T) {
 	helms, ours := fake.NewClientset(), fake.NewClientset()
 	writers := map[*fake.Clientset]driver.Driver{
 		helms: driver.NewSecrets(helms.CoreV1().Secrets("shop")),
-		ours:  newReleaseSecrets(ours.CoreV1().Secrets("shop")),
+		ours:  newReleaseSecrets(ours.CoreV1().Secrets("shop"), "shop", testMapper()),
 	}
 	for clientset, d := range writers {
 		for _, err := range []error{
@@ -108,7 +108,7 @@ func TestReleaseSecretsWriteWhatHelmsDriverWritesAndHelmReadsIt(t *testing.T) {
 }
 
 func TestReleaseSecretsCreateSaysARevisionIsThereAsHelmsDriverDoes(t *testing.T) {
-	d := newReleaseSecrets(fake.NewClientset().CoreV1().Secrets("shop"))
+	d := newReleaseSecrets(fake.NewClientset().CoreV1().Secrets("shop"), "shop", testMapper())
 	rel := rendered(t, 1, release.StatusDeployed)
 	if err := d.Create("sh.helm.release.v1.corner.v1", rel); err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestReleaseSecretsCreateSaysARevisionIsThereAsHelmsDriverDoes(t *testing.T)
 // before deleting it and failed the purge ("release: not found").
 func TestAnUninstallSucceedsWhenTheNamespacesControllerDeletedARevisionFirst(t *testing.T) {
 	clientset := fake.NewClientset()
-	d := newReleaseSecrets(clientset.CoreV1().Secrets("shop"))
+	d := newReleaseSecrets(clientset.CoreV1().Secrets("shop"), "shop", testMapper())
 	for v, status := range map[int]release.Status{1: release.StatusSuperseded, 2: release.StatusDeployed} {
 		if err := d.Create("sh.helm.release.v1.corner.v"+strconv.Itoa(v), rendered(t, v, status)); err != nil {
 			t.Fatal(err)
@@ -156,7 +156,7 @@ func (discardedSecrets) Update(_ context.Context, s *corev1.Secret, _ metav1.Upd
 // per write, with Helm's Secrets driver and with releaseSecrets, and their ratio, in one run.
 func BenchmarkReleaseWrite(b *testing.B) {
 	rel := rendered(b, 1, release.StatusDeployed)
-	helms, ours := driver.NewSecrets(discardedSecrets{}), newReleaseSecrets(discardedSecrets{})
+	helms, ours := driver.NewSecrets(discardedSecrets{}), newReleaseSecrets(discardedSecrets{}, "shop", testMapper())
 	var helmBytes, ourBytes float64
 	for b.Loop() {
 		helmBytes = bytesPerWrite(b, helms, rel)
