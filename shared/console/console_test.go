@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -28,6 +29,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if worker := flag.Lookup("test.fuzzworker"); worker != nil && worker.Value.String() == "true" {
+		os.Exit(m.Run()) // a fuzzing worker runs FuzzReadable only: no API server
+	}
 	os.Exit(testenv.MainEnv(m, testenv.Options{CRDDirectoryPaths: []string{testkind.CRDDir}}, func(e *testenv.Env) {
 		env = e
 		h, err := New(e.Config, Options{})

@@ -48,19 +48,19 @@ var readableSubresources = []string{"status", "scale"}
 // readable subresource of one, cluster-wide or in a namespace.
 func readable(path string) bool {
 	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	if !slices.ContainsFunc(parts, func(p string) bool { return !segment.MatchString(p) }) {
-		switch {
-		case path == "/version" || path == "/api" || path == "/apis":
-			return true
-		case parts[0] == "openapi" && len(parts) >= 4: // /openapi/v3/api/v1, /openapi/v3/apis/<group>/<version>
-			return parts[1] == "v3" && (len(parts) == 4 && parts[2] == "api" || len(parts) == 5 && parts[2] == "apis")
-		case parts[0] == "api" && len(parts) >= 2 && parts[1] == "v1":
-			return readableResource(parts[2:])
-		case parts[0] == "apis" && len(parts) == 2:
-			return true
-		case parts[0] == "apis" && len(parts) >= 3:
-			return readableResource(parts[3:])
-		}
+	if slices.ContainsFunc(parts, func(p string) bool { return !segment.MatchString(p) }) {
+		return false
+	}
+	switch parts[0] {
+	case "version":
+		return len(parts) == 1
+	case "api": // /api, /api/v1[/...]
+		return len(parts) == 1 || parts[1] == "v1" && readableResource(parts[2:])
+	case "apis": // /apis, /apis/<group>, /apis/<group>/<version>[/...]
+		return len(parts) <= 2 || readableResource(parts[3:])
+	case "openapi": // /openapi/v3/api/v1, /openapi/v3/apis/<group>/<version>
+		return len(parts) >= 4 && parts[1] == "v3" &&
+			(len(parts) == 4 && parts[2] == "api" && parts[3] == "v1" || len(parts) == 5 && parts[2] == "apis")
 	}
 	return false
 }

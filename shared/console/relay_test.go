@@ -128,10 +128,10 @@ func TestTheYAMLConversionNeedsALoginAndRefusesBombs(t *testing.T) {
 	anonymous := newBrowser(t)
 	code, body := anonymous.send(http.MethodPost, convertPath+"?to=json", "kind: Widget\n", map[string]string{csrfHeader: "chosen"})
 	expect(t, "a conversion without a session", code, body, http.StatusForbidden, "CSRF")
-	anonymous.client.Jar.SetCookies(mustURL(site.URL), []*http.Cookie{{Name: "__Host-quintet-csrf", Value: "chosen", Path: "/", Secure: true}})
+	anonymous.client.Jar.SetCookies(mustURL(site.URL), []*http.Cookie{{Name: "__Host-quintet-csrf", Value: "chosen", Path: "/", Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode}})
 	code, body = anonymous.send(http.MethodPost, convertPath+"?to=json", "kind: Widget\n", map[string]string{csrfHeader: "chosen"})
 	expect(t, "a conversion with a CSRF cookie of the caller's choosing and no login", code, body, http.StatusUnauthorized, "log in")
-	anonymous.client.Jar.SetCookies(mustURL(site.URL), []*http.Cookie{{Name: "__Host-quintet-token", Value: "made-up", Path: "/", Secure: true}})
+	anonymous.client.Jar.SetCookies(mustURL(site.URL), []*http.Cookie{{Name: "__Host-quintet-token", Value: "made-up", Path: "/", Secure: true, HttpOnly: true, SameSite: http.SameSiteStrictMode}})
 	code, body = anonymous.send(http.MethodPost, convertPath+"?to=json", "kind: Widget\n", map[string]string{csrfHeader: "chosen"})
 	expect(t, "a conversion with a made-up token", code, body, http.StatusUnauthorized, "log in again")
 

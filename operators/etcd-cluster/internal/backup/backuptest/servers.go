@@ -128,7 +128,8 @@ func (s *S3) Source(path, awsSecret string) *v1beta2.S3BackupSource {
 
 // Store is a client of bucket in this store, with the root credentials.
 func (s *S3) Store(bucket string) *backup.Store {
-	return backup.NewS3Store(s.Source(bucket+"/x", "unused"), backup.Credentials{AccessKeyID: s.AccessKey, SecretAccessKey: s.SecretKey, Region: "us-east-1"}, backup.Anywhere)
+	creds := backup.Credentials{AccessKeyID: s.AccessKey, SecretAccessKey: s.SecretKey, Region: "us-east-1"}
+	return backup.NewS3Store(s.Source(bucket+"/x", "unused"), creds, backup.Anywhere)
 }
 
 // CredentialsFile is an AWS shared credentials file with the given keys, as the CoreOS
