@@ -161,7 +161,7 @@ func TestFailedBackupsSayWhyAndLoseNothing(t *testing.T) {
 		{name: "an endpoint the operator does not list", change: func(b *v1beta2.EtcdBackup, _ string) {
 			b.Spec.EtcdEndpoints = []string{"http://169.254.169.254:2379"}
 		}, reason: v1beta2.ReasonEndpointNotAllowed, message: "names no EtcdCluster of namespace"},
-		{name: "endpoints of two clusters", change: func(b *v1beta2.EtcdBackup, ns string) {
+		{name: "an allowed endpoint beside one that names no cluster", change: func(b *v1beta2.EtcdBackup, ns string) {
 			b.Spec.EtcdEndpoints = []string{member.URL, "http://" + ns + "-client:2379"}
 		}, reason: v1beta2.ReasonEndpointNotAllowed, message: "names no EtcdCluster"},
 		{name: "the cloud's metadata service as the store", change: func(b *v1beta2.EtcdBackup, _ string) {

@@ -3,6 +3,7 @@ package etcdcluster
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1beta2 "github.com/quintet-operators/quintet/operators/etcd-cluster/api/v1beta2"
+	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/backup/backuptest"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/jobs"
 	"github.com/quintet-operators/quintet/operators/etcd-cluster/internal/membership"
@@ -87,7 +89,8 @@ func runSuite(m *testing.M) int {
 		}, FieldOwner: fieldOwners[clusterWide], EventSource: "etcd-test"})
 		must(err)
 		r := &Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events, ClusterWide: clusterWide,
-			Addresses: testAddresses, OperatorImage: testOperatorImage, ManagerNamespace: testManagerNamespace}
+			Addresses: testAddresses, OperatorImage: testOperatorImage, ManagerNamespace: testManagerNamespace,
+			S3: loopbackStore} // the test store, on loopback, as an administrator lists a store inside the cluster
 		must(r.SetupWithManager(mgr))
 		if !clusterWide {
 			reconciler, cached, writes, events, logs = r, mgr.GetCache(), mgr.Writes, mgr.Events, mgr.Logs
@@ -96,6 +99,9 @@ func runSuite(m *testing.M) int {
 	}
 	return m.Run()
 }
+
+// loopbackStore lets restores reach the test store on loopback.
+var loopbackStore = backup.Reach{Internal: backup.Allowlist{Nets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}
 
 // testAddresses reaches the members of the clusters in loopback on 127.0.0.1.
 func testAddresses(c *v1beta2.EtcdCluster) membership.Addresses {
