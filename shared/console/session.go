@@ -98,19 +98,8 @@ func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
 // answerWho asks the API server who token is; when it accepts the token it answers the user
 // and, for a login, sets the cookies.
 func (h *Handler) answerWho(w http.ResponseWriter, r *http.Request, token string, setCookies bool) {
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
-	who, status, err := h.selfSubjectReview(ctx, token)
-	switch {
-	case err != nil:
-		h.opts.Log.Error(err, "The API server did not answer a SelfSubjectReview")
-		writeStatus(w, http.StatusBadGateway, "ServiceUnavailable", "the Kubernetes API server did not answer: "+err.Error())
-		return
-	case status == http.StatusUnauthorized:
-		writeStatus(w, http.StatusUnauthorized, "Unauthorized", "the API server does not accept this token (expired, revoked or mistyped): log in again")
-		return
-	case status != http.StatusCreated && status != http.StatusOK:
-		writeStatus(w, http.StatusBadGateway, "InternalError", fmt.Sprintf("the API server answered %d to a SelfSubjectReview", status))
+	who, ok := h.who(w, r, token)
+	if !ok {
 		return
 	}
 	if setCookies {
@@ -131,6 +120,27 @@ func (h *Handler) answerWho(w http.ResponseWriter, r *http.Request, token string
 	w.Header().Set("Content-Type", jsonType)
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(sessionAnswer{User: who, Title: h.opts.Title})
+}
+
+// who asks the API server who token is; when it does not accept the token, or does not
+// answer, it answers the request with why (401 or 502) and says so.
+func (h *Handler) who(w http.ResponseWriter, r *http.Request, token string) (user, bool) {
+	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+	defer cancel()
+	who, status, err := h.selfSubjectReview(ctx, token)
+	switch {
+	case err != nil:
+		h.opts.Log.Error(err, "The API server did not answer a SelfSubjectReview")
+		writeStatus(w, http.StatusBadGateway, "ServiceUnavailable", "the Kubernetes API server did not answer: "+err.Error())
+		return user{}, false
+	case status == http.StatusUnauthorized:
+		writeStatus(w, http.StatusUnauthorized, "Unauthorized", "the API server does not accept this token (expired, revoked or mistyped): log in again")
+		return user{}, false
+	case status != http.StatusCreated && status != http.StatusOK:
+		writeStatus(w, http.StatusBadGateway, "InternalError", fmt.Sprintf("the API server answered %d to a SelfSubjectReview", status))
+		return user{}, false
+	}
+	return who, true
 }
 
 // selfSubjectReview asks the API server who token is; it answers the user and the HTTP status.
@@ -203,17 +213,8 @@ func (h *Handler) checkLogin(w http.ResponseWriter, r *http.Request) bool {
 		writeStatus(w, http.StatusUnauthorized, "Unauthorized", "log in with a bearer token")
 		return false
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
-	switch _, status, err := h.selfSubjectReview(ctx, token); {
-	case err != nil:
-		writeStatus(w, http.StatusBadGateway, "ServiceUnavailable", "the Kubernetes API server did not answer: "+err.Error())
-		return false
-	case status != http.StatusCreated && status != http.StatusOK:
-		writeStatus(w, http.StatusUnauthorized, "Unauthorized", "the API server does not accept this session's token: log in again")
-		return false
-	}
-	return true
+	_, ok := h.who(w, r, token)
+	return ok
 }
 
 func randomToken() (string, error) {

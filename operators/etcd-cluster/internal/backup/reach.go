@@ -117,12 +117,8 @@ func (r Reach) check(ctx context.Context, endpoint string) error {
 	if err != nil {
 		return &Error{Reason: v1beta2.ReasonStoreFailed, Err: fmt.Errorf("endpoint %s: %w", endpoint, err)}
 	}
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
 	for _, addr := range addrs {
-		if err := r.allows(addr, port); err != nil {
+		if err := r.allows(addr, portOf(u)); err != nil {
 			return refused(endpoint, err.Error())
 		}
 	}
@@ -132,6 +128,17 @@ func (r Reach) check(ctx context.Context, endpoint string) error {
 // listsName says whether host is a name (not an address) the list holds.
 func (a Allowlist) listsName(host string) bool {
 	return slices.Contains(a.Hosts, strings.TrimSuffix(strings.ToLower(host), "."))
+}
+
+// portOf is u's port, or its scheme's (https when it has none).
+func portOf(u *url.URL) string {
+	if port := u.Port(); port != "" {
+		return port
+	}
+	if u.Scheme == "http" {
+		return "80"
+	}
+	return "443"
 }
 
 // allows refuses addr:port when it is the API server's, or internal and not listed.
@@ -184,10 +191,7 @@ func APIServerAddresses(cfg *rest.Config) ([]netip.AddrPort, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the API server's address %q: %w", cfg.Host, err)
 	}
-	port := u.Port()
-	if port == "" {
-		port = "443"
-	}
+	port := portOf(u)
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
 		return nil, fmt.Errorf("the API server's port %q: %w", port, err)
