@@ -551,9 +551,10 @@ e2e: tools-test ## The ginkgo e2e suites on a fresh local cluster they bring up 
 	@$(MAKE) --no-print-directory cluster-down registry-down cluster-up olm-up cert-manager-up s3-up prometheus-up docker-push bundle-push catalog-push helm-push || \
 	  { rc=$$?; $(MAKE) --no-print-directory cluster-down registry-down; exit $$rc; }; \
 	mkdir -p $(LOCAL)/test-results; rc=0; \
-	rm -f $(E2E_REPORT); (cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v --procs=$(E2E_PROCS) --json-report=$(E2E_REPORT) \
+	rm -f $(E2E_REPORT) $(LOCAL)/logs/e2e/security/table.txt; (cd e2e && $(E2E_ENV) $(GINKGO) --no-color -tags e2e -v --procs=$(E2E_PROCS) --json-report=$(E2E_REPORT) \
 	  $(GINKGO_ARGS) ./... 2>&1 | tee $(LOCAL)/test-results/ginkgo-e2e.log) || rc=$$?; \
 	$(MAKE) --no-print-directory cluster-down registry-down; \
+	if [ -s $(LOCAL)/logs/e2e/security/table.txt ]; then echo "Tenant isolation, one attempt a line:"; cat $(LOCAL)/logs/e2e/security/table.txt; fi; \
 	if [ $$rc -ne 0 ] && [ -s $(E2E_REPORT) ]; then (cd e2e && go run ./cmd/failure-digest $(E2E_REPORT)) || true; fi; exit $$rc
 
 # make robustness runs the etcd-cluster robustness scenarios (the e2e specs labelled

@@ -288,6 +288,7 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 		{"metrics.port=70000", "at '/metrics/port': maximum"},
 		{"crd.keep=maybe", "at '/crd/keep': got string, want boolean"},
 		{"manager.nodeSelector.disk=1", "at '/manager/nodeSelector/disk'"},
+		{"manager.env[0].value=x", "at '/manager/env/0': missing property 'name'"},
 		{"replicas=2", "additional properties 'replicas' not allowed"},
 		{"api.port=0", "at '/api/port': minimum"},
 		{"api.enable=yes", "at '/api/enable': got string, want boolean"},
@@ -308,7 +309,8 @@ func TestValuesSchemaRejectsBadValues(t *testing.T) {
 
 func TestValuesReachTheManager(t *testing.T) {
 	objects, err := helmTemplate(t, "gordon", "ops", "manager.replicas=2", "manager.image.tag=v9.9.9", "manager.leaderElection=false",
-		"manager.nodeSelector.pool=ops", "metrics.enable=false", "crd.enable=false")
+		"manager.nodeSelector.pool=ops", "metrics.enable=false", "crd.enable=false",
+		"manager.env[0].name=BACKUP_S3_ENDPOINTS", "manager.env[0].value=s3.example.svc")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +320,8 @@ func TestValuesReachTheManager(t *testing.T) {
 			t.Error("crd.enable=false still installs the CRD")
 		case "Deployment":
 			y, _ := yaml.Marshal(u.Object)
-			for _, want := range []string{"replicas: 2", "image: 127.0.0.1:5000/quintet/gordon:v9.9.9", "pool: ops", "--metrics-bind-address=0"} {
+			for _, want := range []string{"replicas: 2", "image: 127.0.0.1:5000/quintet/gordon:v9.9.9", "pool: ops", "--metrics-bind-address=0",
+				"name: BACKUP_S3_ENDPOINTS\n          value: s3.example.svc"} {
 				if !strings.Contains(string(y), want) {
 					t.Errorf("the Deployment lacks %q:\n%s", want, y)
 				}

@@ -36,6 +36,7 @@ func deploymentTemplate(o chartOptions, u *unstructured.Unstructured) (string, e
 		c["resources"] = "@@RESOURCES@@"
 		c["securityContext"] = "@@SECURITY_CONTEXT@@"
 		env, _ := c["env"].([]any)
+		c["env"] = append(env, "@@ENV@@")
 		for _, e := range env {
 			switch e := e.(map[string]any); {
 			case e["name"] == watchNamespaceEnv:
@@ -84,6 +85,9 @@ func deploymentTemplate(o chartOptions, u *unstructured.Unstructured) (string, e
 		"@@API_PORT@@": func(indent string) string {
 			return indent + "{{- if .Values.api.enable }}\n" + indent + "- containerPort: {{ .Values.api.port }}\n" +
 				indent + "  name: api\n" + indent + "  protocol: TCP\n" + indent + "{{- end }}"
+		},
+		"@@ENV@@": func(indent string) string {
+			return indent + "{{- with .Values.manager.env }}\n" + indent + fmt.Sprintf("{{- toYaml . | nindent %d }}\n", len(indent)) + indent + "{{- end }}"
 		},
 		"@@RESOURCES@@":            toYAML("resources", ".Values.manager.resources"),
 		"@@SECURITY_CONTEXT@@":     toYAML("securityContext", ".Values.manager.securityContext"),
@@ -185,6 +189,9 @@ manager:
   replicas: 1
   # Elect a leader, so that only one replica reconciles at a time.
   leaderElection: true
+  # More environment variables of the manager container, such as an operator's policy
+  # settings (docs/security.md): [{name: BACKUP_S3_ENDPOINTS, value: s3.example.svc}].
+  env: []
   # As config/manager sets them: the restricted Pod Security level.
 %[4]s  nodeSelector: {}
   tolerations: []
@@ -316,6 +323,10 @@ const valuesSchema = `{
         "resources": {"type": "object"},
         "podSecurityContext": {"type": "object"},
         "securityContext": {"type": "object"},
+        "env": {
+          "type": "array",
+          "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "minLength": 1}}}
+        },
         "nodeSelector": {"type": "object", "additionalProperties": {"type": "string"}},
         "tolerations": {"type": "array", "items": {"type": "object"}},
         "affinity": {"type": "object"}

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -90,15 +89,7 @@ func (f *Flags) Bind(flags *flag.FlagSet) {
 }
 
 // WatchNamespaces parses a WATCH_NAMESPACE value: names separated by commas, blanks ignored.
-func WatchNamespaces(value string) []string {
-	var namespaces []string
-	for _, ns := range strings.Split(value, ",") {
-		if ns = strings.TrimSpace(ns); ns != "" {
-			namespaces = append(namespaces, ns)
-		}
-	}
-	return namespaces
-}
+func WatchNamespaces(value string) []string { return commaList(value) }
 
 // New builds a manager for the operator named name (also its leader-election ID prefix),
 // with Options, against the cluster of the kubeconfig or the pod's service account.

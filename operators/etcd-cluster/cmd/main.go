@@ -37,6 +37,8 @@ type options struct {
 	// etcdEndpoints and s3Endpoints: what backups and restores may reach beyond the
 	// EtcdClusters of their own namespace and the internet.
 	etcdEndpoints, s3Endpoints backup.Allowlist
+	// clusterIssuers: the cert-manager ClusterIssuers EtcdClusters may name.
+	clusterIssuers []string
 }
 
 func main() {
@@ -56,13 +58,15 @@ func main() {
 		"the S3 endpoint of a backup or restore may be, such as s3.quintet-s3.svc (default none, or $BACKUP_S3_ENDPOINTS): addresses "+
 		"on the internet need no listing; the API server's is refused whatever is listed.",
 		allowlistFlag(&o.s3Endpoints))
-	for name, env := range map[string]string{"backup-etcd-endpoints": "BACKUP_ETCD_ENDPOINTS", "backup-s3-endpoints": "BACKUP_S3_ENDPOINTS"} {
-		if v := os.Getenv(env); v != "" {
-			if err := flag.Set(name, v); err != nil {
-				fmt.Fprintf(os.Stderr, "$%s: %v\n", env, err)
-				os.Exit(2)
-			}
-		}
+	flag.Func("cluster-issuers", "Comma-separated cert-manager ClusterIssuers an EtcdCluster's certManager.issuerRef may name "+
+		"(default none, or $CLUSTER_ISSUERS): whoever may write an EtcdCluster gets client certificates from their CAs, "+
+		"which every cluster they sign for trusts. Issuers of the cluster's own namespace need no listing.",
+		manager.ListFlag(&o.clusterIssuers))
+	if err := manager.SetFromEnv(flag.CommandLine, map[string]string{
+		"backup-etcd-endpoints": "BACKUP_ETCD_ENDPOINTS", "backup-s3-endpoints": "BACKUP_S3_ENDPOINTS", "cluster-issuers": "CLUSTER_ISSUERS",
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 	flag.Parse()
 	assets := manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring}
@@ -130,6 +134,7 @@ func (o options) setup(mgr ctrl.Manager) error {
 		// Members' NetworkPolicies let the manager's pods of this namespace in.
 		ManagerNamespace: managerNamespace(),
 		S3:               s3,
+		ClusterIssuers:   o.clusterIssuers,
 	}).SetupWithManager(mgr)
 	if err != nil {
 		return err

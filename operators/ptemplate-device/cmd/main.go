@@ -3,6 +3,9 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -20,8 +23,39 @@ import (
 func main() {
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
+	policy := ptemplate.DefaultPolicy()
+	bindPolicy(flag.CommandLine, &policy)
+	if err := manager.SetFromEnv(flag.CommandLine, map[string]string{
+		"kernel-modules": "KERNEL_MODULES", "device-plugin-images": "DEVICE_PLUGIN_IMAGES", "module-node-selector": "MODULE_NODE_SELECTOR",
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	flag.Parse()
-	manager.Run("ptemplate-device", flags, newScheme(), manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring}, setup, ptemplate.CacheOptions)
+	manager.Run("ptemplate-device", flags, newScheme(), manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring},
+		setup(policy), ptemplate.CacheOptions)
+}
+
+// bindPolicy registers the flags of what Ptemplates may ask KMM for.
+func bindPolicy(fs *flag.FlagSet, p *ptemplate.Policy) {
+	fs.Func("kernel-modules", fmt.Sprintf("Comma-separated <module>=<image repository> entries: the kernel modules Ptemplates may load "+
+		"and the repositories each may come from, a trailing /* standing for every repository under it "+
+		"(default %s=%s, or $KERNEL_MODULES). KMM loads them into the kernel of every node a Ptemplate selects.",
+		v1alpha.DefaultModuleName, p.KernelModules[v1alpha.DefaultModuleName][0]),
+		func(v string) (err error) {
+			p.KernelModules, err = ptemplate.ParseKernelModules(v)
+			return err
+		})
+	fs.Func("device-plugin-images", fmt.Sprintf("Comma-separated image repositories Ptemplates' device plugins may come from, "+
+		"a trailing /* standing for every repository under it (default %s, or $DEVICE_PLUGIN_IMAGES). KMM runs them privileged.",
+		strings.Join(p.DevicePluginImages, ",")),
+		manager.ListFlag(&p.DevicePluginImages))
+	fs.Func("module-node-selector", "Comma-separated <label>=<value> pairs added to every Module's node selector: kernel modules are "+
+		"loaded only on nodes with these labels, and a Ptemplate selecting other values is refused (default none, or $MODULE_NODE_SELECTOR).",
+		func(v string) (err error) {
+			p.NodeSelector, err = ptemplate.ParseNodeSelector(v)
+			return err
+		})
 }
 
 func newScheme() *runtime.Scheme {
@@ -31,11 +65,14 @@ func newScheme() *runtime.Scheme {
 	return scheme
 }
 
-// setup adds the operator's controller to mgr.
-func setup(mgr ctrl.Manager) error {
-	return (&ptemplate.Reconciler{
-		Client:    client.WithFieldOwner(mgr.GetClient(), "ptemplate-device"),
-		APIReader: mgr.GetAPIReader(),
-		Recorder:  mgr.GetEventRecorder("ptemplate-device-controller"),
-	}).SetupWithManager(mgr)
+// setup adds the operator's controller, acting within policy, to a manager.
+func setup(policy ptemplate.Policy) func(ctrl.Manager) error {
+	return func(mgr ctrl.Manager) error {
+		return (&ptemplate.Reconciler{
+			Client:    client.WithFieldOwner(mgr.GetClient(), "ptemplate-device"),
+			APIReader: mgr.GetAPIReader(),
+			Recorder:  mgr.GetEventRecorder("ptemplate-device-controller"),
+			Policy:    policy,
+		}).SetupWithManager(mgr)
+	}
 }

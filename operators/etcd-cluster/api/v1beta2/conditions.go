@@ -67,6 +67,11 @@ const (
 	// missing, a certificate does not cover a member, has expired or is not signed by the
 	// CA given). Members keep the certificates they run with; nothing restarts or changes.
 	ReasonTLSInvalid = "TLSInvalid"
+	// ReasonIssuerNotAllowed: certManager.issuerRef names a ClusterIssuer the operator does
+	// not let EtcdClusters use (the manager's --cluster-issuers): a ClusterIssuer's CA may be
+	// one other namespaces' clusters trust. No Certificate is asked for; members keep the
+	// certificates they run with.
+	ReasonIssuerNotAllowed = "IssuerNotAllowed"
 	// ReasonTLSRotationUnsafe: no step towards the new certificates is trusted by the
 	// members running and trusts them (the running certificates expired, say): restarting a
 	// member onto them would cut it off. A new CA alone is not unsafe: members move to it in

@@ -203,14 +203,15 @@ type PodPolicy struct {
 	AntiAffinity AntiAffinity `json:"antiAffinity,omitempty"`
 
 	// etcdArgs are extra etcd flags, such as --quota-backend-bytes=4294967296. Flags the
-	// operator manages (names, URLs, the initial cluster, the data directory, TLS) are refused.
+	// operator manages (names, URLs, the initial cluster and discovery, the data directory,
+	// TLS) are refused, and so is --config-file, which would replace them all.
 	// Unless they set --auto-compaction-mode or --auto-compaction-retention, members compact
 	// their history hourly (periodic, 1h).
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=32
 	// +kubebuilder:validation:items:MaxLength=256
 	// +kubebuilder:validation:XValidation:rule="self.all(a, a.startsWith('--'))",message="each etcdArgs entry must be a flag starting with --"
-	// +kubebuilder:validation:XValidation:rule="self.all(a, !['--name', '--data-dir', '--listen-client-urls', '--listen-peer-urls', '--advertise-client-urls', '--initial-advertise-peer-urls', '--initial-cluster', '--initial-cluster-state', '--initial-cluster-token', '--cert-file', '--key-file', '--trusted-ca-file', '--client-cert-auth', '--peer-cert-file', '--peer-key-file', '--peer-trusted-ca-file', '--peer-client-cert-auth'].exists(f, a == f || a.startsWith(f + '=')))",message="etcdArgs must not set flags the operator manages (name, data dir, URLs, initial cluster, TLS files and client certificate checks: see spec.TLS)"
+	// +kubebuilder:validation:XValidation:rule="self.all(a, !['--name', '--data-dir', '--listen-client-urls', '--listen-peer-urls', '--advertise-client-urls', '--initial-advertise-peer-urls', '--initial-cluster', '--initial-cluster-state', '--initial-cluster-token', '--cert-file', '--key-file', '--trusted-ca-file', '--client-cert-auth', '--peer-cert-file', '--peer-key-file', '--peer-trusted-ca-file', '--peer-client-cert-auth', '--config-file', '--discovery', '--discovery-srv', '--discovery-endpoints'].exists(f, a == f || a.startsWith(f + '=')))",message="etcdArgs must not set flags the operator manages (name, data dir, URLs, initial cluster and discovery, TLS files and client certificate checks: see spec.TLS) or --config-file, which would replace them all"
 	// +optional
 	EtcdArgs []string `json:"etcdArgs,omitempty"`
 }

@@ -68,7 +68,8 @@ type MemberSecret struct {
 // CertManagerTLS names the cert-manager issuer of a cluster's certificates.
 type CertManagerTLS struct {
 	// issuerRef: the Issuer (in the cluster's namespace) or ClusterIssuer that signs every
-	// certificate of the cluster. Members, the operator and applications trust its CA
+	// certificate of the cluster. A ClusterIssuer must be one the operator lists
+	// (--cluster-issuers), else the cluster says IssuerNotAllowed. Members, the operator and applications trust its CA
 	// (the ca.crt cert-manager writes), so use a CA issuer: with SelfSigned, every
 	// certificate would be its own CA.
 	// +required

@@ -51,14 +51,17 @@ type GordonPods struct {
 	Env []corev1.EnvVar `json:"env,omitempty"`
 
 	// readinessProbe of the gordon container: a pod counts as available only while it passes.
+	// +kubebuilder:validation:XValidation:rule="(!has(self.httpGet) || !has(self.httpGet.host) || self.httpGet.host == '') && (!has(self.tcpSocket) || !has(self.tcpSocket.host) || self.tcpSocket.host == '')",message="readinessProbe must not set a host: the kubelet would connect from the node to wherever it names; it probes the pod's own address without one"
 	// +optional
 	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
 
 	// livenessProbe of the gordon container: the kubelet restarts the container when it fails.
+	// +kubebuilder:validation:XValidation:rule="(!has(self.httpGet) || !has(self.httpGet.host) || self.httpGet.host == '') && (!has(self.tcpSocket) || !has(self.tcpSocket.host) || self.tcpSocket.host == '')",message="livenessProbe must not set a host: the kubelet would connect from the node to wherever it names; it probes the pod's own address without one"
 	// +optional
 	LivenessProbe *corev1.Probe `json:"livenessProbe,omitempty"`
 
 	// startupProbe of the gordon container: the other probes wait until it passes.
+	// +kubebuilder:validation:XValidation:rule="(!has(self.httpGet) || !has(self.httpGet.host) || self.httpGet.host == '') && (!has(self.tcpSocket) || !has(self.tcpSocket.host) || self.tcpSocket.host == '')",message="startupProbe must not set a host: the kubelet would connect from the node to wherever it names; it probes the pod's own address without one"
 	// +optional
 	StartupProbe *corev1.Probe `json:"startupProbe,omitempty"`
 
@@ -71,6 +74,10 @@ type GordonPods struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.runAsUser) || self.runAsUser != 0",message="runAsUser must not be 0 (root) under the restricted Pod Security level"
 	// +kubebuilder:validation:XValidation:rule="!has(self.capabilities) || !has(self.capabilities.add) || self.capabilities.add.all(c, c == 'NET_BIND_SERVICE')",message="only NET_BIND_SERVICE may be added under the restricted Pod Security level"
 	// +kubebuilder:validation:XValidation:rule="!has(self.seccompProfile) || self.seccompProfile.type != 'Unconfined'",message="seccompProfile Unconfined breaks the restricted Pod Security level"
+	// +kubebuilder:validation:XValidation:rule="!has(self.appArmorProfile) || self.appArmorProfile.type != 'Unconfined'",message="appArmorProfile Unconfined breaks the restricted Pod Security level"
+	// +kubebuilder:validation:XValidation:rule="!has(self.seLinuxOptions) || ((!has(self.seLinuxOptions.user) || self.seLinuxOptions.user == '') && (!has(self.seLinuxOptions.role) || self.seLinuxOptions.role == '') && (!has(self.seLinuxOptions.type) || self.seLinuxOptions.type in ['', 'container_t', 'container_init_t', 'container_kvm_t', 'container_engine_t']))",message="seLinuxOptions may set only level and a container type (container_t, container_init_t, container_kvm_t, container_engine_t) under the restricted Pod Security level"
+	// +kubebuilder:validation:XValidation:rule="!has(self.procMount) || self.procMount == 'Default'",message="procMount Unmasked breaks the restricted Pod Security level"
+	// +kubebuilder:validation:XValidation:rule="!has(self.windowsOptions) || !has(self.windowsOptions.hostProcess) || !self.windowsOptions.hostProcess",message="windowsOptions.hostProcess breaks the restricted Pod Security level"
 	// +optional
 	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 

@@ -144,6 +144,7 @@ type Node struct {
 	// readinessProbe of the node's container, when its image can tell: a node that is Ready
 	// takes messages (krt-runner: `httpGet` of /healthz on port 8080, ready once subscribed).
 	// Without one, a node is Ready once it runs.
+	// +kubebuilder:validation:XValidation:rule="(!has(self.httpGet) || !has(self.httpGet.host) || self.httpGet.host == '') && (!has(self.tcpSocket) || !has(self.tcpSocket.host) || self.tcpSocket.host == '')",message="readinessProbe must not set a host: the kubelet would connect from the node to wherever it names; it probes the pod's own address without one"
 	// +optional
 	ReadinessProbe *corev1.Probe `json:"readinessProbe,omitempty"`
 }

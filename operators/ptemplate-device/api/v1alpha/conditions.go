@@ -11,6 +11,11 @@ const (
 	// ReasonModuleNotLoaded: no node matching the selector has the kernel module loaded yet
 	// (KMM's readiness label), so no consumer runs.
 	ReasonModuleNotLoaded = "ModuleNotLoaded"
+	// ReasonModuleNotAllowed: the spec asks for a kernel module, module image, device plugin
+	// image or nodes the operator's administrator does not allow (the manager's
+	// --kernel-modules, --device-plugin-images and --module-node-selector). No Module or
+	// consumer is written; what the Ptemplate had stays as it was.
+	ReasonModuleNotAllowed = "ModuleNotAllowed"
 	// ReasonConsumersNotReady: some consumer pods are not ready yet.
 	ReasonConsumersNotReady = "ConsumersNotReady"
 )

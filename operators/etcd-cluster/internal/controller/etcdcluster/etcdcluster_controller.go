@@ -79,6 +79,9 @@ type Reconciler struct {
 	ManagerNamespace string
 	// S3 is where the manager may connect to check a spec.restore snapshot in its store.
 	S3 backup.Reach
+	// ClusterIssuers are the cert-manager ClusterIssuers clusters may name: any other one is
+	// refused (IssuerNotAllowed), as its CA may be one that other namespaces' clusters trust.
+	ClusterIssuers []string
 
 	// CertManager watches the Certificates clusters own once cert-manager is installed.
 	CertManager *optionalkind.Watch

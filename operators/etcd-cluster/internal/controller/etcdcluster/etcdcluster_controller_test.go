@@ -557,6 +557,8 @@ func TestEtcdClusterRejectsBadInputAtAdmission(t *testing.T) {
 		{"managed flag", map[string]any{"pod": map[string]any{"etcdArgs": []any{"--data-dir=/tmp"}}}, "etcdArgs must not set flags the operator manages"},
 		{"not a flag", map[string]any{"pod": map[string]any{"etcdArgs": []any{"quota"}}}, "each etcdArgs entry must be a flag starting with --"},
 		{"a TLS flag", map[string]any{"pod": map[string]any{"etcdArgs": []any{"--client-cert-auth=false"}}}, "see spec.TLS"},
+		{"a config file replacing the managed flags", map[string]any{"pod": map[string]any{"etcdArgs": []any{"--config-file=/var/run/etcd/x.yaml"}}}, "or --config-file, which would replace them all"},
+		{"discovery joining another cluster", map[string]any{"pod": map[string]any{"etcdArgs": []any{"--discovery-srv=example.com"}}}, "initial cluster and discovery"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

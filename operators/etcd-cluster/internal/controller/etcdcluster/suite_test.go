@@ -90,7 +90,8 @@ func runSuite(m *testing.M) int {
 		must(err)
 		r := &Reconciler{Client: mgr.Writes, APIReader: mgr.GetAPIReader(), Recorder: mgr.Events, ClusterWide: clusterWide,
 			Addresses: testAddresses, OperatorImage: testOperatorImage, ManagerNamespace: testManagerNamespace,
-			S3: loopbackStore} // the test store, on loopback, as an administrator lists a store inside the cluster
+			S3:             loopbackStore, // the test store, on loopback, as an administrator lists a store inside the cluster
+			ClusterIssuers: []string{testClusterIssuer}}
 		must(r.SetupWithManager(mgr))
 		if !clusterWide {
 			reconciler, cached, writes, events, logs = r, mgr.GetCache(), mgr.Writes, mgr.Events, mgr.Logs
@@ -99,6 +100,9 @@ func runSuite(m *testing.M) int {
 	}
 	return m.Run()
 }
+
+// testClusterIssuer is the one ClusterIssuer the tests' operator lets clusters name.
+const testClusterIssuer = "shared-ca"
 
 // loopbackStore lets restores reach the test store on loopback.
 var loopbackStore = backup.Reach{Internal: backup.Allowlist{Nets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}}

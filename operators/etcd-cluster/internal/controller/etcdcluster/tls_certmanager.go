@@ -104,6 +104,9 @@ func anyList(strs []string) []any {
 // A reason with an error is something to report (the issuer is missing or not Ready, or
 // certificates are still being issued), not a failure of the pass.
 func (r *Reconciler) certManagerTLS(ctx context.Context, c *v1beta2.EtcdCluster) (certs.Material, string, string, error) {
+	if err := r.issuerAllowed(c); err != nil {
+		return certs.Material{}, "", v1beta2.ReasonIssuerNotAllowed, err
+	}
 	served, err := r.CertManager.Served()
 	if err != nil {
 		return certs.Material{}, "", "", err
@@ -174,6 +177,18 @@ func materialOfIssued(peer, server, operator map[string][]byte) (certs.Material,
 		Client: pair(operator, server[tlsCAKey], "operator"),
 	}
 	return m, errors.Join(errs...)
+}
+
+// issuerAllowed refuses a ClusterIssuer the operator does not list: whoever may write an
+// EtcdCluster would otherwise get client certificates from a CA that other namespaces'
+// clusters trust. An Issuer is of the cluster's own namespace.
+func (r *Reconciler) issuerAllowed(c *v1beta2.EtcdCluster) error {
+	ref := c.Spec.TLS.CertManager.IssuerRef
+	if issuerKind(ref) != "ClusterIssuer" || slices.Contains(r.ClusterIssuers, ref.Name) {
+		return nil
+	}
+	return fmt.Errorf("ClusterIssuer %s is not one this operator lets EtcdClusters use (its --cluster-issuers): "+
+		"use an Issuer in namespace %s, or ask an administrator to list it", ref.Name, c.Namespace)
 }
 
 // issuerReady checks that the Issuer or ClusterIssuer of c exists and is Ready.

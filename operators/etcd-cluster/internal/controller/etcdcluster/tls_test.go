@@ -333,16 +333,27 @@ func secretData(t *testing.T, ns, name string) map[string][]byte {
 }
 
 // The API server of envtest serves no cert-manager: a cluster asking for it says so and starts
-// nothing (the e2e suite runs it with cert-manager for real).
+// nothing (the e2e suite runs it with cert-manager for real). A ClusterIssuer the operator does
+// not list is refused before that, however cert-manager is.
 func TestEtcdClusterWithCertManagerTLSWaitsForCertManager(t *testing.T) {
 	t.Parallel()
 	g := NewWithT(t)
 	ns := newNamespace(t)
-	c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: ns}, Spec: v1beta2.EtcdClusterSpec{Size: 3,
-		TLS: &v1beta2.TLSPolicy{CertManager: &v1beta2.CertManagerTLS{IssuerRef: v1beta2.IssuerReference{Name: "ca", Kind: "ClusterIssuer"}}}}}
-	g.Expect(env.Client.Create(context.Background(), c)).To(Succeed())
-	expectDegraded(t, c, v1beta2.ReasonTLSInvalid, "cert-manager is not installed: the cluster serves no certificates.cert-manager.io/v1")
-	g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(c), &appsv1.StatefulSet{})).NotTo(Succeed(), "no member starts without certificates")
+	for name, ref := range map[string]v1beta2.IssuerReference{
+		"cm":       {Name: "ca"},
+		"listed":   {Name: testClusterIssuer, Kind: "ClusterIssuer"},
+		"unlisted": {Name: "other-tenants-ca", Kind: "ClusterIssuer"},
+	} {
+		c := &v1beta2.EtcdCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1beta2.EtcdClusterSpec{Size: 3,
+			TLS: &v1beta2.TLSPolicy{CertManager: &v1beta2.CertManagerTLS{IssuerRef: ref}}}}
+		g.Expect(env.Client.Create(context.Background(), c)).To(Succeed())
+		if name == "unlisted" {
+			expectDegraded(t, c, v1beta2.ReasonIssuerNotAllowed, "ClusterIssuer other-tenants-ca is not one this operator lets EtcdClusters use (its --cluster-issuers): use an Issuer in namespace "+ns)
+		} else {
+			expectDegraded(t, c, v1beta2.ReasonTLSInvalid, "cert-manager is not installed: the cluster serves no certificates.cert-manager.io/v1")
+		}
+		g.Expect(env.Client.Get(context.Background(), client.ObjectKeyFromObject(c), &appsv1.StatefulSet{})).NotTo(Succeed(), "no member starts without certificates")
+	}
 }
 
 func TestEtcdClusterRefusesTLSChangesAtAdmission(t *testing.T) {

@@ -311,6 +311,9 @@ func TestRuntimeVersionAdmissionRefusesBadInput(t *testing.T) {
 		{"negative replicas", func(s map[string]any) {
 			s["nodes"].([]any)[0].(map[string]any)["replicas"] = -1
 		}, "spec.nodes[0].replicas: Invalid value: -1"},
+		{"a probe of another host", func(s map[string]any) {
+			s["nodes"].([]any)[0].(map[string]any)["readinessProbe"] = map[string]any{"httpGet": map[string]any{"host": "10.0.0.1", "port": 8080}}
+		}, "readinessProbe must not set a host: the kubelet would connect from the node to wherever it names"},
 		{"an untagged image", func(s map[string]any) {
 			s["nodes"].([]any)[1].(map[string]any)["image"] = "registry:5000/krt-runner"
 		}, `spec.nodes[1].image: Invalid value: "registry:5000/krt-runner": image must carry a tag or a digest`},

@@ -1,6 +1,8 @@
 package ptemplate
 
 import (
+	"maps"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -30,16 +32,14 @@ func objectLabels(pt *v1alpha.Ptemplate) map[string]string {
 // consumerName is the name of pt's consumer DaemonSet.
 func consumerName(pt *v1alpha.Ptemplate) string { return pt.Name + "-consumer" }
 
-// consumers is pt's consumer DaemonSet: one pod per node that matches the selector and has
-// the module loaded (KMM's readiness label), each with requiredDevices of the devices the
+// consumers is pt's consumer DaemonSet: one pod per node with labels nodes that has the
+// module loaded (KMM's readiness label), each with requiredDevices of the devices the
 // device plugin advertises. The devices reach the container through the plugin's allocation:
 // no privileged container, no hostPath to /dev.
-func consumers(pt *v1alpha.Ptemplate) *appsv1.DaemonSet {
+func consumers(pt *v1alpha.Ptemplate, nodes map[string]string) *appsv1.DaemonSet {
 	l := objectLabels(pt)
 	nodeSelector := map[string]string{ModuleReadyLabel(pt.Namespace, pt.Name): ""}
-	for k, v := range pt.Spec.Selector {
-		nodeSelector[k] = string(v)
-	}
+	maps.Copy(nodeSelector, nodes)
 	devices := corev1.ResourceList{corev1.ResourceName(pt.Spec.ResourceName): *resource.NewQuantity(int64(pt.Spec.RequiredDevices), resource.DecimalSI)}
 	var pullSecrets []corev1.LocalObjectReference
 	if pt.Spec.ImageRepoSecret != nil {

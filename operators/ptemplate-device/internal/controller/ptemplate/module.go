@@ -36,12 +36,12 @@ func newModule() *unstructured.Unstructured {
 }
 
 // module is the Module KMM acts on for pt: load the kernel module with pt's parameters on
-// the selected nodes, and run the device plugin beside it.
-func module(pt *v1alpha.Ptemplate) *unstructured.Unstructured {
+// the nodes with labels nodes, and run the device plugin beside it.
+func module(pt *v1alpha.Ptemplate, nodes map[string]string) *unstructured.Unstructured {
 	spec := pt.Spec
-	selector := make(map[string]any, len(spec.Selector))
-	for k, v := range spec.Selector {
-		selector[k] = string(v)
+	selector := make(map[string]any, len(nodes))
+	for k, v := range nodes {
+		selector[k] = v
 	}
 	moduleSpec := map[string]any{
 		"selector": selector,

@@ -34,6 +34,8 @@ type Reconciler struct {
 	// APIReader reads past the cache, which holds only the operator's labelled objects.
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
+	// Policy is what Ptemplates may ask KMM for; anything else is refused.
+	Policy Policy
 
 	kmm         *optionalkind.Watch
 	transitions conditions.Transitions
@@ -71,8 +73,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	return r.reconcileNormal(ctx, pt)
 }
 
-// reconcileNormal waits for KMM, makes the Module and the DaemonSet, and computes status.
+// reconcileNormal checks the spec against the policy, waits for KMM, makes the Module and the
+// DaemonSet, and computes status.
 func (r *Reconciler) reconcileNormal(ctx context.Context, pt *v1alpha.Ptemplate) (ctrl.Result, error) {
+	if refusal := r.Policy.Refusal(pt); refusal != "" {
+		setNotAllowed(pt, refusal)
+		return ctrl.Result{}, nil // the policy changes only with the manager's flags, which restart it
+	}
 	installed, err := r.kmm.Served()
 	switch {
 	case err != nil:
@@ -82,7 +89,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, pt *v1alpha.Ptemplate)
 		return ctrl.Result{RequeueAfter: kmmRecheck}, nil
 	}
 	w := ensure.Writer{Client: r.Client, APIReader: r.APIReader, Recorder: r.Recorder}
-	err = errors.Join(w.Ensure(ctx, pt, module(pt)), w.Ensure(ctx, pt, consumers(pt)))
+	nodes := r.Policy.nodeSelector(pt)
+	err = errors.Join(w.Ensure(ctx, pt, module(pt, nodes)), w.Ensure(ctx, pt, consumers(pt, nodes)))
 	seen, observeErr := r.observe(ctx, pt)
 	err = errors.Join(err, observeErr)
 	setStatus(pt, seen, err)

@@ -151,7 +151,7 @@ func TestTheModuleShapeFitsKMMsModuleCRD(t *testing.T) {
 	pt.Spec = v1alpha.PtemplateSpec{MaxDev: 3, DefaultMsg: "hi", RequiredDevices: 1, Selector: map[string]v1alpha.LabelValue{"a": "b"},
 		ImageRepoSecret: &corev1.LocalObjectReference{Name: "pull"}, DevicePluginImage: v1alpha.DefaultDevicePluginImage, ResourceName: v1alpha.DefaultResourceName,
 		KernelModule: v1alpha.KernelModule{Name: "m", Image: "r/m:${KERNEL_FULL_VERSION}", KernelRegexp: "^6\\..*$"}}
-	desired := module(pt)
+	desired := module(pt, map[string]string{"a": "b"})
 	g.Expect(env.Client.Create(ctx, desired.DeepCopy(), client.FieldValidation(metav1.FieldValidationStrict))).To(Succeed())
 	stored := newModule()
 	g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(desired), stored)).To(Succeed())
@@ -382,4 +382,51 @@ func TestAdmissionRefusesBadInput(t *testing.T) {
 	long := &v1alpha.Ptemplate{ObjectMeta: metav1.ObjectMeta{Name: strings.Repeat("n", 41), Namespace: ns}}
 	long.Spec = v1alpha.PtemplateSpec{ConsumerImage: "c:1", Selector: map[string]v1alpha.LabelValue{"a": "b"}}
 	NewWithT(t).Expect(env.Client.Create(ctx, long)).To(MatchError(ContainSubstring("metadata.name is at most 40 characters")))
+}
+
+// A Ptemplate asking for a module the policy does not allow gets no Module and no consumers,
+// and one that was allowed keeps its Module as it was when its spec turns to such a module.
+func TestAPtemplateAskingForAModuleOutsideThePolicyWritesNothing(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	installKMM(t)
+	ns := newNamespace(t)
+	pt := &v1alpha.Ptemplate{ObjectMeta: metav1.ObjectMeta{Name: "rootkit", Namespace: ns}, Spec: v1alpha.PtemplateSpec{
+		ConsumerImage: "c:1", Selector: map[string]v1alpha.LabelValue{"a": "b"},
+		KernelModule: v1alpha.KernelModule{Name: "gpu", Image: "quay.io/attacker/gpu:${KERNEL_FULL_VERSION}"}}}
+	g.Expect(env.Client.Create(ctx, pt)).To(Succeed())
+	refused := func(g Gomega, image string) {
+		got := &v1alpha.Ptemplate{}
+		g.Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pt), got)).To(Succeed())
+		g.Expect(got.Status.ObservedGeneration).To(Equal(got.Generation))
+		for _, c := range []string{conditions.ReadyCondition, conditions.DegradedCondition} {
+			cond := conditions.Get(got, c)
+			g.Expect(cond).NotTo(BeNil())
+			g.Expect(cond.Reason).To(Equal(v1alpha.ReasonModuleNotAllowed))
+			g.Expect(cond.Message).To(HavePrefix("kernelModule.image " + image + " is not from a repository allowed for gpu (registry.example.com/kmods/*)"))
+		}
+	}
+	g.Eventually(func(g Gomega) { refused(g, "quay.io/attacker/gpu:${KERNEL_FULL_VERSION}") }, timeout, tick).Should(Succeed())
+	g.Eventually(func() int { return events.Emitted(pt, v1alpha.ReasonModuleNotAllowed) }, timeout, tick).Should(BeNumerically(">=", 1), "an Event says it too")
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rootkit"}, newModule())).To(MatchError(ContainSubstring("not found")))
+	g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rootkit-consumer"}, &appsv1.DaemonSet{})).To(MatchError(ContainSubstring("not found")))
+
+	allowedImage := "registry.example.com/kmods/gpu:${KERNEL_FULL_VERSION}"
+	patch := func(image string) {
+		p := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"spec":{"kernelModule":{"image":%q}}}`, image))
+		g.Expect(env.Client.Patch(ctx, pt, p)).To(Succeed())
+	}
+	patch(allowedImage)
+	m := newModule()
+	g.Eventually(func() error { return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rootkit"}, m) }, timeout, tick).Should(Succeed())
+	loaded := func() any {
+		g.Expect(env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "rootkit"}, m)).To(Succeed())
+		images, _, _ := unstructured.NestedSlice(m.Object, "spec", "moduleLoader", "container", "kernelMappings")
+		return images[0].(map[string]any)["containerImage"]
+	}
+	g.Expect(loaded()).To(Equal(allowedImage))
+
+	patch("quay.io/attacker/gpu:2")
+	g.Eventually(func(g Gomega) { refused(g, "quay.io/attacker/gpu:2") }, timeout, tick).Should(Succeed())
+	g.Consistently(loaded, time.Second, tick).Should(Equal(allowedImage), "the Module stays as it was allowed")
 }

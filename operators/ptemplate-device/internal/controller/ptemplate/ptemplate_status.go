@@ -22,6 +22,15 @@ func setKMMNotInstalled(pt *v1alpha.Ptemplate) {
 	conditions.Set(pt, conditions.DegradedCondition, metav1.ConditionFalse, conditions.ReasonAsExpected, "nothing failed: the Ptemplate waits for KMM")
 }
 
+// setNotAllowed says the policy refuses pt's spec: nothing is written.
+func setNotAllowed(pt *v1alpha.Ptemplate, refusal string) {
+	pt.Status.ObservedGeneration = pt.Generation
+	conditions.Set(pt, conditions.ReadyCondition, metav1.ConditionFalse, v1alpha.ReasonModuleNotAllowed, refusal)
+	conditions.Set(pt, conditions.ProgressingCondition, metav1.ConditionFalse, v1alpha.ReasonModuleNotAllowed,
+		"nothing is written until the spec asks for what the operator allows")
+	conditions.Set(pt, conditions.DegradedCondition, metav1.ConditionTrue, v1alpha.ReasonModuleNotAllowed, refusal)
+}
+
 // setStatus computes pt's status from what the pass saw and its error. It is pure.
 func setStatus(pt *v1alpha.Ptemplate, seen observed, err error) {
 	st := &pt.Status

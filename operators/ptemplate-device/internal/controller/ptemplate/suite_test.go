@@ -21,12 +21,20 @@ var (
 	logs   *testenv.LogRecorder
 )
 
+// testPolicy is the example's module and device plugin, and a gpu module from a registry's
+// kmods/ repositories, as an administrator would list them.
+func testPolicy() Policy {
+	p := DefaultPolicy()
+	p.KernelModules["gpu"] = []string{"registry.example.com/kmods/*"}
+	return p
+}
+
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
 		AddToScheme:       []func(*runtime.Scheme) error{v1alpha.AddToScheme},
 	}, testenv.ManagerOptions{EventSource: "ptemplate-device-test", Customize: CacheOptions}, func(e *testenv.Env, mgr *testenv.Manager) error {
 		env, writes, events, logs = e, mgr.Writes, mgr.Events, mgr.Logs
-		return (&Reconciler{Client: writes, APIReader: mgr.GetAPIReader(), Recorder: events}).SetupWithManager(mgr)
+		return (&Reconciler{Client: writes, APIReader: mgr.GetAPIReader(), Recorder: events, Policy: testPolicy()}).SetupWithManager(mgr)
 	}))
 }
