@@ -257,7 +257,7 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 		mm := readSample("minimart", "charts_v1alpha1_minimart.yaml")
 		mm.SetNamespace(attacker)
 		mm.SetName(name)
-		refusal := refusedByOperator(ctx, mm, "Degraded", "ReconcileFailed", "a release stays in its Minimart's namespace")
+		refusal := refusedByOperator(ctx, mm, "Degraded", "ReleaseUntrusted", "a release stays in its Minimart's namespace")
 		got := &corev1.ConfigMap{}
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(shelf), got)).To(Succeed())
 		leaked := ""

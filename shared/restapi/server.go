@@ -109,6 +109,10 @@ func requireLoopback(addr string) error {
 	return nil
 }
 
+// clientTimeouts cut off a client that sends its headers or its request too slowly, or keeps
+// an idle connection: a slow client holds a connection, not the server.
+var clientTimeouts = struct{ header, request, idle time.Duration }{10 * time.Second, time.Minute, 2 * time.Minute}
+
 // NeedLeaderElection is false: every replica serves the API.
 func (s *Server) NeedLeaderElection() bool { return false }
 
@@ -120,9 +124,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	srv := &http.Server{
 		Handler:           s.mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       time.Minute,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: clientTimeouts.header,
+		ReadTimeout:       clientTimeouts.request,
+		IdleTimeout:       clientTimeouts.idle,
 		MaxHeaderBytes:    64 << 10,
 	}
 	scheme := "http"

@@ -22,6 +22,12 @@ const (
 	// (uninstalling, rolling back, upgrading); the operator waits for it to end, then brings
 	// the release back to the spec.
 	ReasonOtherOperation = "OtherOperationInProgress"
+	// ReasonReleaseUntrusted: a stored revision of the release reaches outside the
+	// Minimart's namespace (a Secret the operator did not write: its manifest names another
+	// namespace's or cluster-scoped objects, or it is another namespace's release). The
+	// operator acts on no revision of the release until that Secret is removed; it looks
+	// again with back-off.
+	ReasonReleaseUntrusted = "ReleaseUntrusted"
 	// ReasonDriftRestored: an object of the release was deleted or edited; the operator put
 	// it back as the release has it, without a new revision.
 	ReasonDriftRestored = "DriftRestored"

@@ -1,6 +1,7 @@
 package minimart
 
 import (
+	"errors"
 	"fmt"
 
 	"helm.sh/helm/v3/pkg/release"
@@ -8,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/quintet-operators/quintet/operators/minimart/api/v1alpha1"
+	helmrelease "github.com/quintet-operators/quintet/operators/minimart/internal/release"
 	"github.com/quintet-operators/quintet/shared/conditions"
 	"github.com/quintet-operators/quintet/shared/ensure"
 )
@@ -57,12 +59,18 @@ func setStatus(m *v1alpha1.Minimart, o observation) {
 	}
 	deployedAsAsked := o.upToDate && o.last.Info.Status == release.StatusDeployed
 	rolledOut, rollout := rolloutState(o.deployment)
-	if o.releaseErr != nil {
+	var untrusted *helmrelease.UntrustedError
+	switch {
+	case o.releaseErr != nil:
 		set(m, conditions.DegradedCondition, true, v1alpha1.ReasonReleaseFailed, fmt.Sprintf("Helm could not deploy the release: %v", o.releaseErr))
-	} else {
+	case errors.As(o.err, &untrusted):
+		set(m, conditions.DegradedCondition, true, v1alpha1.ReasonReleaseUntrusted, o.err.Error())
+	default:
 		conditions.SetDegraded(m, o.err, nil, "The release is deployed as the spec asks.")
 	}
 	switch {
+	case untrusted != nil:
+		set(m, conditions.ProgressingCondition, false, v1alpha1.ReasonReleaseUntrusted, noRelease)
 	case o.otherOperation:
 		set(m, conditions.ProgressingCondition, true, v1alpha1.ReasonOtherOperation, fmt.Sprintf(
 			"Release %s revision %d is %s by another client (helm); the operator waits for it to end.", o.last.Name, o.last.Version, o.last.Info.Status))

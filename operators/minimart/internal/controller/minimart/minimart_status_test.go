@@ -2,6 +2,7 @@ package minimart
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/release"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/quintet-operators/quintet/operators/minimart/api/v1alpha1"
+	helmrelease "github.com/quintet-operators/quintet/operators/minimart/internal/release"
 	"github.com/quintet-operators/quintet/shared/conditions"
 )
 
@@ -58,6 +60,8 @@ func TestSetStatus(t *testing.T) {
 			want{v1alpha1.ReasonReleaseFailed, v1alpha1.ReasonReleaseFailed, v1alpha1.ReasonReleaseFailed, previous, 2}},
 		{"someone runs helm uninstall", observation{last: revision(3, release.StatusUninstalling, "Shop", now()), otherOperation: true, deployment: deploymentWith(2)},
 			want{v1alpha1.ReasonOtherOperation, v1alpha1.ReasonOtherOperation, conditions.ReasonAsExpected, previous, 2}},
+		{"a forged revision reaches outside the namespace", observation{err: fmt.Errorf("history: %w", &helmrelease.UntrustedError{Secret: "sh.helm.release.v1.shop.v1", Namespace: "shop", Why: "holds Deployment x in namespace kube-system"})},
+			want{v1alpha1.ReasonReleaseUntrusted, v1alpha1.ReasonReleaseUntrusted, v1alpha1.ReasonReleaseUntrusted, previous, 0}},
 		{"the history could not be read", observation{err: errors.New("connection refused")},
 			want{conditions.ReasonReconcileFailed, conditions.ReasonReconcileFailed, conditions.ReasonReconcileFailed, previous, 0}},
 		// The page is still served (readyReplicas), but the release is not as it should be:
