@@ -168,7 +168,7 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdRestore",
 			"metadata": map[string]any{"name": "from-api-server", "namespace": attacker},
 			"spec": map[string]any{"etcdCluster": map[string]any{"name": "restored"}, "backupStorageType": "S3",
-				"s3": map[string]any{"path": "b/k", "awsSecret": "aws", "endpoint": cfg.Host, "forcePathStyle": true}}}}
+				"s3": map[string]any{"path": bucket + "/restore.db", "awsSecret": "aws", "endpoint": cfg.Host, "forcePathStyle": true}}}}
 		refusal := refusedByOperator(ctx, restore, "Degraded", "EndpointNotAllowed", "the Kubernetes API server's address")
 		record(securityAttempt{kind: "EtcdRestore", field: "spec.s3.endpoint", try: "the API server", refusal: refusal,
 			leaked: connectionDetail(ctx, restore)})
