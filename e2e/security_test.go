@@ -96,9 +96,12 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 
 		By("giving the attacker its own bucket and credentials, as a tenant would have")
 		bucket, _ = newBackupBucket(ctx, attacker)
-		for _, op := range []string{"etcd-cluster", "ptemplate-device", "kre-runtime", "minimart"} {
+		for _, op := range []string{"ptemplate-device", "kre-runtime", "minimart"} {
 			startOperator(op, []string{"WATCH_NAMESPACE=" + attacker})
 		}
+		// A restore's first member runs the manager's image, which a deployed manager knows.
+		startOperator("etcd-cluster", []string{"WATCH_NAMESPACE=" + attacker,
+			"OPERATOR_IMAGE=" + requiredEnv("E2E_IMAGES") + "/etcd-cluster:v" + operatorVersion("etcd-cluster")})
 		installCRDs("gordon")
 		api = runManagerWithAPI(ctx, "gordon", attacker)
 	})
