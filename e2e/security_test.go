@@ -293,7 +293,7 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 			Expect(code).To(Equal(http.StatusNotFound), path)
 			Expect(body).To(ContainSubstring("never a proxy, exec, attach, portforward or log"), "%s: the console's own refusal, not the API server's", path)
 			record(securityAttempt{kind: "(console)", field: "relay", try: "an administrator opening " + path,
-				refusal: fmt.Sprintf("HTTP %d: %s", code, firstLine(body))})
+				refusal: fmt.Sprintf("HTTP %d: %s", code, answerText(body))})
 		}
 
 		code, body = bearerGet(ctx, "https://"+api+"/api/v1/namespaces/"+attacker+"/gordons", tenantToken)
@@ -301,7 +301,7 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 		code, body = bearerGet(ctx, "https://"+api+"/api/v1/namespaces/"+victim+"/gordons", tenantToken)
 		Expect(code).To(Equal(http.StatusForbidden), body)
 		record(securityAttempt{kind: "(REST API)", field: "namespace", try: "list the victim's Gordons with the tenant's token",
-			refusal: fmt.Sprintf("HTTP %d: %s", code, firstLine(body))})
+			refusal: fmt.Sprintf("HTTP %d: %s", code, answerText(body))})
 	})
 })
 
@@ -427,9 +427,16 @@ func do(req *http.Request) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
-// firstLine is the start of an answer's body, for the table.
-func firstLine(body string) string {
-	line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
+// answerText is what an answer says, for the table: a Status's message, else its first line.
+func answerText(body string) string {
+	var status struct {
+		Message string `json:"message"`
+	}
+	text := strings.TrimSpace(body)
+	if json.Unmarshal([]byte(body), &status) == nil && status.Message != "" {
+		text = status.Message
+	}
+	line, _, _ := strings.Cut(text, "\n")
 	if len(line) > 100 {
 		line = line[:100] + "…"
 	}
