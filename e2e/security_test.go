@@ -328,7 +328,7 @@ func connectionDetail(ctx context.Context, obj *unstructured.Unstructured) strin
 	Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(obj), got)).To(Succeed())
 	text, err := json.Marshal(got.Object["status"])
 	Expect(err).NotTo(HaveOccurred())
-	for _, tell := range []string{"connection refused", "i/o timeout", "tls:", "x509", "StatusCode", "403", "401", "no such host"} {
+	for _, tell := range []string{"connection refused", "i/o timeout", "tls:", "x509", "StatusCode", "api error", "no such host"} {
 		if strings.Contains(string(text), tell) {
 			return "status tells " + tell
 		}
