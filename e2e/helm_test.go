@@ -4,14 +4,12 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"strings"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -104,13 +102,11 @@ func expectServedByRESTAPI(ctx context.Context, operator, kind string, obj *unst
 	Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: operator + "-controller-manager-api"}, service)).To(Succeed())
 	url := "https://" + service.Spec.ClusterIP + "/api/v1/namespaces/" + ns + "/" + plural + "/" + obj.GetName()
 	By("GET " + url + " with the reader's token")
-	// The manager's self-signed certificate: the API's default without --api-cert-dir.
-	insecure := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // see above
 	Eventually(func(g Gomega) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		g.Expect(err).NotTo(HaveOccurred())
 		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := insecure.Do(req)
+		resp, err := insecureClient.Do(req)
 		g.Expect(err).NotTo(HaveOccurred())
 		defer func() { _ = resp.Body.Close() }()
 		body, err := io.ReadAll(resp.Body)

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -174,10 +173,9 @@ var _ = Describe("Monitoring: a real Prometheus scrapes every operator and runs 
 
 		manager := managerOnRealNode(ctx, "gordon-system-monitoring")
 		By("scraping gordon's manager at " + manager.Status.PodIP + " without a token")
-		insecure := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the manager's self-signed certificate
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+manager.Status.PodIP+":8443/metrics", nil)
 		Expect(err).NotTo(HaveOccurred())
-		resp, err := insecure.Do(req)
+		resp, err := insecureClient.Do(req)
 		Expect(err).NotTo(HaveOccurred())
 		_ = resp.Body.Close()
 		Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))

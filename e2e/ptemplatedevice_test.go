@@ -167,11 +167,17 @@ func kmmModules() *unstructured.UnstructuredList {
 	return list
 }
 
-// moduleParameters are the modprobe parameters of the sample's Module in ns.
-func moduleParameters(ctx context.Context, g Gomega, ns string) []string {
+// kmmModule is an empty KMM Module.
+func kmmModule() *unstructured.Unstructured {
 	module := &unstructured.Unstructured{}
 	module.SetAPIVersion("kmm.sigs.x-k8s.io/v1beta1")
 	module.SetKind("Module")
+	return module
+}
+
+// moduleParameters are the modprobe parameters of the sample's Module in ns.
+func moduleParameters(ctx context.Context, g Gomega, ns string) []string {
+	module := kmmModule()
 	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: ptemplateSample}, module)).To(Succeed())
 	params, _, _ := unstructured.NestedStringSlice(module.Object, "spec", "moduleLoader", "container", "modprobe", "parameters")
 	return params

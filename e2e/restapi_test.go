@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +63,11 @@ func serviceAccountToken(ctx context.Context, namespace, name string, rules ...r
 	Expect(err).NotTo(HaveOccurred())
 	return tr.Status.Token
 }
+
+// insecureClient talks to a manager's REST API, which serves a self-signed certificate by
+// default (without --api-cert-dir).
+var insecureClient = &http.Client{Timeout: 10 * time.Second,
+	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the manager's self-signed certificate
 
 // runManagerWithAPI runs operator's manager for namespace with its REST API and web console
 // on a loopback port, and returns that address once it listens.

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -18,8 +17,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -56,8 +57,9 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 		attacker, victim string
 		tenant           client.Client // the attacker's ServiceAccount
 		tenantToken      string
-		api              string // the gordon manager's REST API and console, for the attacker's namespace
-		bucket           string // the attacker's own bucket in the local store
+		api              string     // the gordon manager's REST API and console, for the attacker's namespace
+		bucket           string     // the attacker's own bucket in the local store
+		store            *s3.Client // a client of that store
 		attempts         []securityAttempt
 	)
 	record := func(a securityAttempt) {
@@ -95,7 +97,7 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 		Expect(err).NotTo(HaveOccurred())
 
 		By("giving the attacker its own bucket and credentials, as a tenant would have")
-		bucket, _ = newBackupBucket(ctx, attacker)
+		bucket, store = newBackupBucket(ctx, attacker)
 		for _, op := range []string{"ptemplate-device", "kre-runtime", "minimart"} {
 			startOperator(op, []string{"WATCH_NAMESPACE=" + attacker})
 		}
@@ -147,7 +149,7 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 				"s3": map[string]any{"path": bucket + "/stolen.db", "awsSecret": "aws", "endpoint": inClusterS3, "forcePathStyle": true}})
 			refusal := refusedByOperator(ctx, b, "Degraded", "EndpointNotAllowed", tc.want)
 			record(securityAttempt{kind: "EtcdBackup", field: "spec.etcdEndpoints", try: tc.try, refusal: refusal,
-				leaked: storedIn(ctx, bucket)})
+				leaked: storedIn(ctx, store, bucket)})
 		}
 	})
 
@@ -312,9 +314,8 @@ func tenantBackup(ns, name string, spec map[string]any) *unstructured.Unstructur
 }
 
 // storedIn says what the bucket holds, "" when it is empty.
-func storedIn(ctx context.Context, bucket string) string {
-	endpoint, access, secret := localS3(ctx)
-	if objects := storedObjects(ctx, s3Client(endpoint, access, secret), bucket, ""); len(objects) > 0 {
+func storedIn(ctx context.Context, store *s3.Client, bucket string) string {
+	if objects := storedObjects(ctx, store, bucket, ""); len(objects) > 0 {
 		return "the bucket holds " + strings.Join(objects, ", ")
 	}
 	return ""
@@ -338,17 +339,13 @@ func connectionDetail(ctx context.Context, obj *unstructured.Unstructured) strin
 
 // moduleOf says what the operator wrote for pt: a KMM Module or consumer pods; "" when nothing.
 func moduleOf(ctx context.Context, pt *unstructured.Unstructured) string {
-	module := &unstructured.Unstructured{}
-	module.SetAPIVersion("kmm.sigs.x-k8s.io/v1beta1")
-	module.SetKind("Module")
-	switch err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pt), module); {
+	switch err := k8sClient.Get(ctx, client.ObjectKeyFromObject(pt), kmmModule()); {
 	case err == nil:
 		return "a KMM Module was written"
 	case !meta.IsNoMatchError(err) && client.IgnoreNotFound(err) != nil:
 		Expect(err).NotTo(HaveOccurred())
 	}
-	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: pt.GetNamespace(), Name: pt.GetName() + "-consumer"}, &unstructured.Unstructured{
-		Object: map[string]any{"apiVersion": "apps/v1", "kind": "DaemonSet"}}); err == nil {
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: pt.GetNamespace(), Name: pt.GetName() + "-consumer"}, &appsv1.DaemonSet{}); err == nil {
 		return "a consumer DaemonSet was written"
 	}
 	return ""
@@ -380,10 +377,6 @@ type consoleClient struct {
 	base    string
 	cookies []*http.Cookie
 }
-
-// insecureClient talks to a manager's self-signed REST API on loopback.
-var insecureClient = &http.Client{Timeout: 15 * time.Second,
-	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // the manager's self-signed certificate on loopback
 
 // consoleSession logs in to the console at addr with token, from the console's own page.
 func consoleSession(ctx context.Context, addr, token string) *consoleClient {

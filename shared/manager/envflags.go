@@ -26,6 +26,16 @@ func SetFromEnv(flags *flag.FlagSet, env map[string]string) error {
 	return nil
 }
 
+// ParseFlags parses the command line once each flag of env whose variable is set took its
+// value (SetFromEnv); a bad value ends the process with status 2, as flag.Parse does.
+func ParseFlags(env map[string]string) {
+	if err := SetFromEnv(flag.CommandLine, env); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	flag.Parse()
+}
+
 // ListFlag is a flag.Func setting *dst to a comma-separated list's entries, blanks ignored.
 func ListFlag(dst *[]string) func(string) error {
 	return func(v string) error { *dst = commaList(v); return nil }

@@ -3,7 +3,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 	"time"
@@ -62,13 +61,9 @@ func main() {
 		"(default none, or $CLUSTER_ISSUERS): whoever may write an EtcdCluster gets client certificates from their CAs, "+
 		"which every cluster they sign for trusts. Issuers of the cluster's own namespace need no listing.",
 		manager.ListFlag(&o.clusterIssuers))
-	if err := manager.SetFromEnv(flag.CommandLine, map[string]string{
+	manager.ParseFlags(map[string]string{
 		"backup-etcd-endpoints": "BACKUP_ETCD_ENDPOINTS", "backup-s3-endpoints": "BACKUP_S3_ENDPOINTS", "cluster-issuers": "CLUSTER_ISSUERS",
-	}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	flag.Parse()
+	})
 	assets := manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring}
 	manager.Run(o.name(), flags, newScheme(), assets, o.setup, etcdcluster.CacheOptions, jobs.CacheOptions)
 }

@@ -4,9 +4,9 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -25,13 +25,9 @@ func main() {
 	flags.Bind(flag.CommandLine)
 	policy := ptemplate.DefaultPolicy()
 	bindPolicy(flag.CommandLine, &policy)
-	if err := manager.SetFromEnv(flag.CommandLine, map[string]string{
+	manager.ParseFlags(map[string]string{
 		"kernel-modules": "KERNEL_MODULES", "device-plugin-images": "DEVICE_PLUGIN_IMAGES", "module-node-selector": "MODULE_NODE_SELECTOR",
-	}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	flag.Parse()
+	})
 	manager.Run("ptemplate-device", flags, newScheme(), manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring},
 		setup(policy), ptemplate.CacheOptions)
 }
@@ -53,7 +49,7 @@ func bindPolicy(fs *flag.FlagSet, p *ptemplate.Policy) {
 	fs.Func("module-node-selector", "Comma-separated <label>=<value> pairs added to every Module's node selector: kernel modules are "+
 		"loaded only on nodes with these labels, and a Ptemplate selecting other values is refused (default none, or $MODULE_NODE_SELECTOR).",
 		func(v string) (err error) {
-			p.NodeSelector, err = ptemplate.ParseNodeSelector(v)
+			p.NodeSelector, err = labels.ConvertSelectorToLabelsMap(v)
 			return err
 		})
 }

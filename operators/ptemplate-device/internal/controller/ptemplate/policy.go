@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/labels"
-
 	v1alpha "github.com/quintet-operators/quintet/operators/ptemplate-device/api/v1alpha"
 )
 
@@ -53,11 +51,6 @@ func ParseKernelModules(list string) (map[string][]string, error) {
 		modules[name] = append(modules[name], repo)
 	}
 	return modules, nil
-}
-
-// ParseNodeSelector reads a comma-separated list of <label>=<value> entries.
-func ParseNodeSelector(list string) (map[string]string, error) {
-	return labels.ConvertSelectorToLabelsMap(list)
 }
 
 // Refusal says why the policy refuses pt's spec, or is "" when it allows it.
