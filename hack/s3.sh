@@ -24,7 +24,8 @@ root_key() { k -n "$NS" get secret versitygw-root -o "jsonpath={.data.$1}" | bas
 # summary of twenty lines at most: the pod's state and probe failures, the store's process on
 # the real node (state, wait channel, sockets), and the path from the kubelet to it: /health
 # asked from the pod's own network namespace and from this host (as the kubelet's probe is),
-# the route and neighbour entry to the pod's address, and whatever else holds that address.
+# the route and neighbour entry to the pod's address (and the bridge port that neighbour is
+# behind), and whatever else holds that address.
 diagnose() {
   k -n "$NS" describe persistentvolumeclaims,pods
   k -n "$NS" get events --sort-by=.lastTimestamp
@@ -62,8 +63,10 @@ summary() {
   [ -n "$ip" ] || return 0
   echo "/health from this host: $(health "http://$ip:9000")"
   echo "route: $(ip route get "$ip" 2>&1 | head -1)"
-  echo "neighbour: $(ip neigh show "$ip" 2>&1)"
-  echo "bridge ports: $(bridge link show 2>&1 | sed -E 's/^[0-9]+: ([^:]+):.* master ([^ ]+) state ([^ ]+).*/\1 \2 \3/' | tr '\n' ';' | cut -c1-300)"
+  local mac
+  mac=$(ip neigh show "$ip" 2>/dev/null | awk '{for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1)}')
+  echo "neighbour: $(ip neigh show "$ip" 2>&1) behind bridge port: $(bridge fdb show 2>/dev/null | awk -v m="$mac" 'm != "" && $1 == m {print $3; exit}')"
+  echo "bridge ports ($(bridge link show 2>/dev/null | wc -l)): $(bridge link show 2>&1 | sed -E 's/^[0-9]+: ([^:]+):.* master ([^ ]+) state ([^ ]+).*/\1 \2 \3/' | tr '\n' ';' | cut -c1-300)"
   echo "host addresses: $(ip -br -4 addr 2>&1 | tr -s ' ' | tr '\n' ';' | cut -c1-300)"
   # Another network namespace, or this host, holding the pod's address would answer in its place.
   local holders="" seen="" ns p
@@ -82,8 +85,7 @@ case "${1:-}" in
 wait)
   # The pod's Ready condition (the kubelet's), not the StatefulSet's status: on a loaded machine
   # kube-controller-manager has been seen updating a StatefulSet's status minutes late. A pod
-  # that is not Ready in 3 minutes (it is in seconds) is summed up and made again, once: CI
-  # has twice seen one whose store listened while the kubelet's probes were refused.
+  # that is not Ready in 3 minutes (it is in seconds) is summed up and made again, once.
   ready 3m && exit 0
   summary
   echo "s3.sh: versitygw-0 is not Ready after 3 minutes: deleting it, for its StatefulSet to make it again"

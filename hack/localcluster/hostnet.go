@@ -53,10 +53,16 @@ func (l *layout) setUpHostNetwork() error {
 	if err := runInput(fmt.Sprintf(guardRules, guardTable, guardCounter, bridgeName), "nft", "-f", "-"); err != nil {
 		return fmt.Errorf("installing the nftables guard: %w", err)
 	}
-	if !linkExists(bridgeName) {
-		if err := runCmd("ip", "link", "add", bridgeName, "type", "bridge"); err != nil {
-			return err
-		}
+	ports, err := removeBridge(bridgeName)
+	if err != nil {
+		return fmt.Errorf("removing the leftover pod bridge %s: %w", bridgeName, err)
+	}
+	if ports != nil {
+		fmt.Printf("Removed a leftover pod bridge %s and its %d ports %v: pods of a cluster that was never taken down, "+
+			"holding addresses this cluster hands out.\n", bridgeName, len(ports), ports)
+	}
+	if err := runCmd("ip", "link", "add", bridgeName, "type", "bridge"); err != nil {
+		return err
 	}
 	if err := runCmd("ip", "addr", "replace", bridgeIP+"/24", "dev", bridgeName); err != nil {
 		return err
@@ -67,9 +73,8 @@ func (l *layout) setUpHostNetwork() error {
 // tearDownHostNetwork removes the bridge and the tables, and restores the sysctls.
 func (l *layout) tearDownHostNetwork() error {
 	var errs []error
-	if linkExists(bridgeName) {
-		errs = append(errs, runCmd("ip", "link", "delete", bridgeName))
-	}
+	_, err := removeBridge(bridgeName)
+	errs = append(errs, err)
 	for _, table := range append([]string{"inet " + guardTable}, kubeProxyTables...) {
 		if runCmd("nft", "list", "table", table) == nil {
 			errs = append(errs, runCmd("nft", append([]string{"delete", "table"}, strings.Fields(table)...)...))
@@ -77,6 +82,30 @@ func (l *layout) tearDownHostNetwork() error {
 	}
 	errs = append(errs, restoreSysctls(l.savedSysctls()))
 	return errors.Join(errs...)
+}
+
+// removeBridge deletes a bridge and every link attached to it, and returns those links' names
+// (nil when there was no bridge). A pod's host-side veth goes with its peer, and so with the
+// pod's address: a network namespace outliving its cluster (pinned by a mount, or by a
+// process a crash left) would otherwise stay on a bridge of the same name, answer ARP for an
+// address the next cluster gives another pod, and refuse that pod's connections.
+func removeBridge(name string) ([]string, error) {
+	if !linkExists(name) {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(filepath.Join("/sys/class/net", name, "brif"))
+	if err != nil {
+		return nil, err
+	}
+	ports := []string{}
+	var errs []error
+	for _, e := range entries {
+		ports = append(ports, e.Name())
+		if err := runCmd("ip", "link", "delete", e.Name()); err != nil && linkExists(e.Name()) {
+			errs = append(errs, err)
+		}
+	}
+	return ports, errors.Join(append(errs, runCmd("ip", "link", "delete", name))...)
 }
 
 func linkExists(name string) bool {

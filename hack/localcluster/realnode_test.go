@@ -120,6 +120,47 @@ func TestGuardRulesAreValidNftables(t *testing.T) {
 	}
 }
 
+// A network namespace left by a cluster that was never taken down keeps its address on the
+// bridge; removing the bridge must take that address off the segment with the namespace's veth.
+func TestRemoveBridgeTakesALeftoverNamespacesAddressWithIt(t *testing.T) {
+	if _, err := exec.LookPath("ip"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs ip and root (it makes a bridge, a veth and a network namespace)")
+	}
+	const bridge, ns, hostEnd = "qtestbr0", "qtest-leftover", "qtestveth0"
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "netns", "delete", ns).Run()
+		_ = exec.Command("ip", "link", "delete", bridge).Run()
+	})
+	ip("link", "add", bridge, "type", "bridge")
+	ip("netns", "add", ns)
+	ip("link", "add", hostEnd, "type", "veth", "peer", "name", "eth0", "netns", ns)
+	ip("link", "set", hostEnd, "master", bridge)
+	ip("-n", ns, "addr", "add", "10.99.77.11/24", "dev", "eth0")
+
+	ports, err := removeBridge(bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ports, []string{hostEnd}) {
+		t.Errorf("removed ports %v, want [%s]", ports, hostEnd)
+	}
+	if linkExists(bridge) || linkExists(hostEnd) {
+		t.Errorf("bridge %s or port %s still exists", bridge, hostEnd)
+	}
+	if out, _ := exec.Command("ip", "-n", ns, "-4", "-o", "addr").CombinedOutput(); strings.Contains(string(out), "10.99.77.11") {
+		t.Errorf("the leftover namespace still holds its address:\n%s", out)
+	}
+	if ports, err := removeBridge(bridge); ports != nil || err != nil {
+		t.Errorf("removing a bridge that does not exist: %v, %v; want nothing", ports, err)
+	}
+}
+
 func TestSysctlsAreSavedOnceAndRestored(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sysctls.saved")
 	if err := saveSysctls(path); err != nil {
