@@ -22,7 +22,9 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -98,9 +100,12 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 
 		By("giving the attacker its own bucket and credentials, as a tenant would have")
 		bucket, store = newBackupBucket(ctx, attacker)
-		for _, op := range []string{"ptemplate-device", "kre-runtime", "minimart"} {
+		for _, op := range []string{"ptemplate-device", "minimart"} {
 			startOperator(op, []string{"WATCH_NAMESPACE=" + attacker})
 		}
+		// An administrator of a shared cluster gives each namespace its own entrypoint domain.
+		startOperator("kre-runtime", []string{"WATCH_NAMESPACE=" + attacker, "ENTRYPOINT_HOSTS=*.{namespace}.apps.example",
+			"INGRESS_CLASSES=public"})
 		// A restore's first member runs the manager's image, which a deployed manager knows.
 		startOperator("etcd-cluster", []string{"WATCH_NAMESPACE=" + attacker,
 			"OPERATOR_IMAGE=" + requiredEnv("E2E_IMAGES") + "/etcd-cluster:v" + operatorVersion("etcd-cluster")})
@@ -230,6 +235,32 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 		}
 	})
 
+	It("cannot take another namespace's entrypoint host or an ingress class the administrator did not allow", func(ctx SpecContext) {
+		version := readSample("kre-runtime", "kre_v1alpha1_runtimeversion.yaml")
+		version.SetNamespace(attacker)
+		Expect(tenant.Create(ctx, version)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(k8sClient.Delete(ctx, version))).To(Succeed()) })
+		for _, tc := range []struct {
+			field, try string
+			entrypoint map[string]any
+			want       string
+		}{
+			{"spec.entrypoint.host", "the victim's entrypoint host", map[string]any{"host": "shop." + victim + ".apps.example"},
+				`entrypoint.host "shop.` + victim + `.apps.example" matches none of the hosts the operator allows`},
+			{"spec.entrypoint.ingressClassName", "an ingress class nobody listed", map[string]any{"host": "shop." + attacker + ".apps.example",
+				"ingressClassName": "internal"}, `entrypoint.ingressClassName "internal" is not one the operator allows`},
+		} {
+			rt := readSample("kre-runtime", "kre_v1alpha1_runtime.yaml")
+			rt.SetNamespace(attacker)
+			Expect(unstructured.SetNestedMap(rt.Object, tc.entrypoint, "spec", "entrypoint")).To(Succeed())
+			refusal := refusedByOperator(ctx, rt, "Degraded", "EntrypointNotAllowed", tc.want)
+			record(securityAttempt{kind: "Runtime", field: tc.field, try: tc.try, refusal: refusal, leaked: ingressOf(ctx, attacker)})
+			Expect(k8sClient.Delete(ctx, rt)).To(Succeed())
+			Eventually(func() error { return k8sClient.Get(ctx, client.ObjectKeyFromObject(rt), rt) }).WithContext(ctx).
+				Should(MatchError(ContainSubstring("not found")))
+		}
+	})
+
 	It("cannot run a gordon or KRE container beyond the restricted level, nor probe other hosts from the node", func(ctx SpecContext) {
 		gordon := func(container map[string]any) *unstructured.Unstructured {
 			return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "operator.prgcont.cz/v1", "kind": "Gordon",
@@ -335,6 +366,17 @@ func connectionDetail(ctx context.Context, obj *unstructured.Unstructured) strin
 		}
 	}
 	return ""
+}
+
+// ingressOf says which host the KRE entrypoint Ingress of namespace routes; "" when there is none.
+func ingressOf(ctx context.Context, namespace string) string {
+	ing := &networkingv1.Ingress{}
+	err := k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "kre-entrypoint"}, ing)
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return "an Ingress routing " + ing.Spec.Rules[0].Host
 }
 
 // moduleOf says what the operator wrote for pt: a KMM Module or consumer pods; "" when nothing.

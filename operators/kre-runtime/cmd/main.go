@@ -21,8 +21,21 @@ import (
 func main() {
 	var flags manager.Flags
 	flags.Bind(flag.CommandLine)
-	flag.Parse()
-	manager.Run("kre-runtime", flags, newScheme(), manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring}, setup, kreruntime.CacheOptions)
+	var entrypoints kreruntime.EntrypointPolicy
+	bindEntrypointPolicy(flag.CommandLine, &entrypoints)
+	manager.ParseFlags(map[string]string{"entrypoint-hosts": "ENTRYPOINT_HOSTS", "ingress-classes": "INGRESS_CLASSES"})
+	manager.Run("kre-runtime", flags, newScheme(), manager.Assets{CRDs: crd.Bases, Monitoring: prometheus.Monitoring},
+		setup(entrypoints), kreruntime.CacheOptions)
+}
+
+// bindEntrypointPolicy registers the flags of what Runtimes' entrypoints may take.
+func bindEntrypointPolicy(fs *flag.FlagSet, p *kreruntime.EntrypointPolicy) {
+	fs.Func("entrypoint-hosts", "Comma-separated Ingress hosts Runtimes' entrypoints may take: a host name, or *.<domain> for any name "+
+		"under domain, "+kreruntime.NamespacePlaceholder+" standing for the Runtime's namespace (e.g. *."+kreruntime.NamespacePlaceholder+
+		".apps.example.com). Default any host, or $ENTRYPOINT_HOSTS. A host is the cluster's: any namespace may otherwise take another's.",
+		manager.ListFlag(&p.Hosts))
+	fs.Func("ingress-classes", "Comma-separated ingress classes Runtimes' entrypoints may name (default any, or $INGRESS_CLASSES); "+
+		"an entrypoint naming none gets the cluster's default class.", manager.ListFlag(&p.IngressClasses))
 }
 
 func newScheme() *runtime.Scheme {
@@ -32,12 +45,15 @@ func newScheme() *runtime.Scheme {
 	return scheme
 }
 
-// setup adds the operator's controllers to mgr.
-func setup(mgr ctrl.Manager) error {
-	c := client.WithFieldOwner(mgr.GetClient(), "kre-runtime")
-	recorder := mgr.GetEventRecorder("kre-runtime-controller")
-	if err := (&kreruntime.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(mgr); err != nil {
-		return err
+// setup adds the operator's controllers, the Runtimes' acting within entrypoints, to a manager.
+func setup(entrypoints kreruntime.EntrypointPolicy) func(ctrl.Manager) error {
+	return func(mgr ctrl.Manager) error {
+		c := client.WithFieldOwner(mgr.GetClient(), "kre-runtime")
+		recorder := mgr.GetEventRecorder("kre-runtime-controller")
+		runtimes := &kreruntime.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: recorder, Entrypoints: entrypoints}
+		if err := runtimes.SetupWithManager(mgr); err != nil {
+			return err
+		}
+		return (&runtimeversion.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(mgr)
 	}
-	return (&runtimeversion.Reconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: recorder}).SetupWithManager(mgr)
 }

@@ -31,6 +31,10 @@ const (
 	ReasonRuntimeNotReady = "RuntimeNotReady"
 	// ReasonInlineCredentials: spec carries credentials inline.
 	ReasonInlineCredentials = "InlineCredentials" //nolint:gosec // a reason, not a credential
+	// ReasonEntrypointNotAllowed: entrypoint.host or entrypoint.ingressClassName is not one
+	// the operator's administrator allows (--entrypoint-hosts, --ingress-classes); no Ingress
+	// routes to the entrypoint.
+	ReasonEntrypointNotAllowed = "EntrypointNotAllowed"
 	// ReasonCredentialsFromSecrets: credentials come from Secrets only.
 	ReasonCredentialsFromSecrets = "CredentialsFromSecrets"
 )

@@ -17,6 +17,14 @@ func EntrypointService(version string) string { return version + "-entrypoint" }
 // EntrypointPort is the port of a RuntimeVersion's entrypoint Service.
 const EntrypointPort = 80
 
+// DefaultEntrypointHost is an entrypoint's host when its spec names none (as the CRD defaults it).
+const DefaultEntrypointHost = "runtime.local"
+
+// entrypointHost is the host rt's Ingress routes.
+func entrypointHost(rt *v1alpha1.Runtime) string {
+	return orDefault(rt.Spec.Entrypoint.Host, DefaultEntrypointHost)
+}
+
 // ingress routes rt's entrypoint host to version's entrypoint Service.
 func ingress(rt *v1alpha1.Runtime, version string) *networkingv1.Ingress {
 	l := objectLabels(rt, "entrypoint")
@@ -27,7 +35,7 @@ func ingress(rt *v1alpha1.Runtime, version string) *networkingv1.Ingress {
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: rt.Spec.Entrypoint.IngressClassName,
 			Rules: []networkingv1.IngressRule{{
-				Host: orDefault(rt.Spec.Entrypoint.Host, "runtime.local"),
+				Host: entrypointHost(rt),
 				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
 					Paths: []networkingv1.HTTPIngressPath{{Path: "/", PathType: ptr.To(networkingv1.PathTypePrefix), Backend: backend}},
 				}},

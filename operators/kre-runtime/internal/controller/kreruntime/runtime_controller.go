@@ -34,6 +34,8 @@ type Reconciler struct {
 	// APIReader reads past the cache, which holds only objects labelled for a Runtime.
 	APIReader client.Reader
 	Recorder  recorder.EventRecorder
+	// Entrypoints is what the operator's administrator lets entrypoints' Ingresses take.
+	Entrypoints EntrypointPolicy
 
 	transitions conditions.Transitions
 	// checked remembers the Services and Secrets found as wanted: the cache holds them as
@@ -80,7 +82,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 }
 
 // reconcileNormal makes each component, then the entrypoint's Ingress, and computes status;
-// it returns the RuntimeVersions of rt's namespace.
+// it returns the RuntimeVersions of rt's namespace. An entrypoint the policy refuses is not
+// published: no Ingress routes to it.
 func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) (ctrl.Result, []v1alpha1.RuntimeVersion, error) {
 	comps := components(rt)
 	errs := make([]error, 0, 4)
@@ -88,8 +91,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 	errs = append(errs, err)
 	versions := &v1alpha1.RuntimeVersionList{}
 	version, err := "", r.List(ctx, versions, client.InNamespace(rt.Namespace))
+	refusal := r.Entrypoints.Refusal(rt)
 	if err == nil && !stopped {
-		version, err = r.reconcileIngress(ctx, rt, versions.Items)
+		if refusal == "" {
+			version = startedVersion(rt.Name, versions.Items)
+		}
+		err = r.reconcileIngress(ctx, rt, version)
 	}
 	errs = append(errs, err)
 	sets, err := r.statefulSets(ctx, rt)
@@ -102,7 +109,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rt *v1alpha1.Runtime) 
 		failures = PodFailures(pods)
 	}
 	err = errors.Join(errs...)
-	setStatus(rt, comps, sets, version, failures, err)
+	setStatus(rt, comps, sets, version, refusal, failures, err)
 	result, err := ResultOf(err, unsettled, 0)
 	return result, versions.Items, err
 }
@@ -201,21 +208,19 @@ func retainedFor(secret metav1.Object, rt *v1alpha1.Runtime, c component) bool {
 		l[ManagedByLabel] == ManagedBy
 }
 
-// reconcileIngress routes the entrypoint host to the started RuntimeVersion of rt (the
-// newest, when several of versions are started), and returns its name; without one there is
-// no Ingress.
-func (r *Reconciler) reconcileIngress(ctx context.Context, rt *v1alpha1.Runtime, versions []v1alpha1.RuntimeVersion) (string, error) {
-	version := startedVersion(rt.Name, versions)
+// reconcileIngress routes rt's entrypoint host to version's entrypoint; with no version (none
+// started, or the entrypoint refused) there is no Ingress.
+func (r *Reconciler) reconcileIngress(ctx context.Context, rt *v1alpha1.Runtime, version string) error {
 	if version != "" {
-		return version, r.ensure(ctx, rt, ingress(rt, version))
+		return r.ensure(ctx, rt, ingress(rt, version))
 	}
 	existing := &networkingv1.Ingress{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: rt.Namespace, Name: IngressName}, existing)
 	if err != nil || !metav1.IsControlledBy(existing, rt) {
-		return "", client.IgnoreNotFound(err)
+		return client.IgnoreNotFound(err)
 	}
-	ctrl.LoggerFrom(ctx).Info("Deleting Ingress", "Ingress", IngressName, "reason", "no RuntimeVersion is started")
-	return "", client.IgnoreNotFound(r.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}))
+	ctrl.LoggerFrom(ctx).Info("Deleting Ingress", "Ingress", IngressName, "reason", "no RuntimeVersion is started, or the entrypoint is refused")
+	return client.IgnoreNotFound(r.Delete(ctx, existing, client.Preconditions{UID: &existing.UID}))
 }
 
 // startedVersions are the RuntimeVersions of versions that name runtime and are Started (and

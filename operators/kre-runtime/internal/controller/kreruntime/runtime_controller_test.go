@@ -500,6 +500,39 @@ func TestARuntimeRoutesItsIngressToTheStartedVersion(t *testing.T) {
 	g.Eventually(func() error { return env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: IngressName}, ing) }, timeout, tick).ShouldNot(Succeed())
 }
 
+func TestAnEntrypointOutsideThePolicyIsNotPublished(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := newNamespace(t)
+	applySample(t, ns, "kre_v1alpha1_runtime.yaml")
+	applySample(t, ns, "kre_v1alpha1_runtimeversion.yaml")
+	key := client.ObjectKey{Namespace: ns, Name: IngressName}
+	g.Eventually(func() error { return env.Client.Get(ctx, key, &networkingv1.Ingress{}) }, timeout, tick).Should(Succeed())
+
+	rt := getRuntime(g, ns, "example4")
+	patch := client.RawPatch("application/merge-patch+json",
+		[]byte(`{"spec":{"entrypoint":{"host":"shop.other-team.apps.test","ingressClassName":"private"}}}`))
+	g.Expect(env.Client.Patch(ctx, rt, patch)).To(Succeed())
+	g.Eventually(func(g Gomega) {
+		rt := getRuntime(g, ns, "example4")
+		degraded := conditions.Get(rt, conditions.DegradedCondition)
+		g.Expect(degraded).NotTo(BeNil())
+		g.Expect(degraded.Reason).To(Equal(v1alpha1.ReasonEntrypointNotAllowed))
+		g.Expect(degraded.Message).To(And(ContainSubstring(`"shop.other-team.apps.test"`), ContainSubstring("*."+ns+".apps.test"),
+			ContainSubstring(`ingressClassName "private"`)))
+		g.Expect(degraded.ObservedGeneration).To(Equal(rt.Generation))
+		g.Expect(rt.Status.EntrypointVersion).To(BeEmpty())
+		g.Expect(env.Client.Get(ctx, key, &networkingv1.Ingress{})).NotTo(Succeed(), "the Ingress of a refused entrypoint is deleted")
+	}, timeout, tick).Should(Succeed())
+	g.Eventually(func() int { return events.Emitted(rt, v1alpha1.ReasonEntrypointNotAllowed) }, timeout, tick).Should(BeNumerically(">=", 1))
+
+	patch = client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"entrypoint":{"host":"shop.`+ns+`.apps.test","ingressClassName":"public"}}}`))
+	g.Expect(env.Client.Patch(ctx, rt, patch)).To(Succeed())
+	ing := &networkingv1.Ingress{}
+	g.Eventually(func() error { return env.Client.Get(ctx, key, ing) }, timeout, tick).Should(Succeed())
+	g.Expect(ing.Spec.Rules[0].Host).To(Equal("shop." + ns + ".apps.test"))
+}
+
 func TestRuntimeAdmissionRefusesBadInput(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t)

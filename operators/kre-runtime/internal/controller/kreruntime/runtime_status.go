@@ -13,9 +13,10 @@ import (
 )
 
 // setStatus computes rt's status from its components, their StatefulSets (by component),
-// the started version the Ingress routes to, the pods that cannot run, and the pass's error.
-// It is pure.
-func setStatus(rt *v1alpha1.Runtime, comps []component, sets map[string]*appsv1.StatefulSet, version string, podFailures []string, err error) {
+// the started version the Ingress routes to, why the policy refuses its entrypoint (if it
+// does), the pods that cannot run, and the pass's error. It is pure.
+func setStatus(rt *v1alpha1.Runtime, comps []component, sets map[string]*appsv1.StatefulSet, version, refusal string,
+	podFailures []string, err error) {
 	rt.Status.ObservedGeneration = rt.Generation
 	rt.Status.EntrypointVersion = version
 	var notReady []string
@@ -48,7 +49,14 @@ func setStatus(rt *v1alpha1.Runtime, comps []component, sets map[string]*appsv1.
 	default:
 		conditions.Set(rt, conditions.ProgressingCondition, metav1.ConditionFalse, conditions.ReasonStable, "every component runs the current spec")
 	}
-	conditions.SetDegraded(rt, err, podFailures, "every object is made as the spec asks")
+	if refusal != "" {
+		if err != nil {
+			refusal += "; " + err.Error()
+		}
+		conditions.Set(rt, conditions.DegradedCondition, metav1.ConditionTrue, v1alpha1.ReasonEntrypointNotAllowed, refusal)
+	} else {
+		conditions.SetDegraded(rt, err, podFailures, "every object is made as the spec asks")
+	}
 	conditions.SetSummary(rt, metav1.ConditionTrue, conditions.ReasonReady, "MongoDB, NATS and MinIO are ready")
 	setInlineCredentials(rt)
 }

@@ -69,7 +69,7 @@ func TestSetStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := rt()
-			setStatus(r, components(r), tt.sets(), "", tt.failures, tt.err)
+			setStatus(r, components(r), tt.sets(), "", "", tt.failures, tt.err)
 			got := conditions.Get(r, conditions.ReadyCondition)
 			if got.Reason != tt.ready || got.Status != tt.readyStatus || got.ObservedGeneration != 3 {
 				t.Errorf("Ready = %+v, want %s %s at generation 3", got, tt.readyStatus, tt.ready)
@@ -99,5 +99,18 @@ func TestStartedVersionIsTheNewestStartedVersionOfTheRuntime(t *testing.T) {
 	}
 	if got := startedVersion("rt", versions[2:3]); got != "" {
 		t.Errorf("started version = %q, want none", got)
+	}
+}
+
+func TestSetStatusOfARefusedEntrypointSaysWhyAndKeepsTheFailure(t *testing.T) {
+	r := &v1alpha1.Runtime{ObjectMeta: metav1.ObjectMeta{Name: "rt", Namespace: "ns", Generation: 2}}
+	setStatus(r, components(r), nil, "", `entrypoint.host "a.example" matches none`, nil, errors.New("connection refused"))
+	d := conditions.Get(r, conditions.DegradedCondition)
+	if d.Status != metav1.ConditionTrue || d.Reason != v1alpha1.ReasonEntrypointNotAllowed ||
+		d.Message != `entrypoint.host "a.example" matches none; connection refused` {
+		t.Errorf("Degraded = %+v, want True %s with the refusal and the error", d, v1alpha1.ReasonEntrypointNotAllowed)
+	}
+	if ready := conditions.Get(r, conditions.ReadyCondition); ready.Status != metav1.ConditionFalse || ready.Reason != v1alpha1.ReasonEntrypointNotAllowed {
+		t.Errorf("Ready = %+v, want False %s", ready, v1alpha1.ReasonEntrypointNotAllowed)
 	}
 }

@@ -20,13 +20,16 @@ var (
 	logs       *testenv.LogRecorder
 )
 
+// testEntrypoints allows the sample's host and names under each namespace's own test domain.
+var testEntrypoints = EntrypointPolicy{Hosts: []string{DefaultEntrypointHost, "*.{namespace}.apps.test"}, IngressClasses: []string{"public"}}
+
 func TestMain(m *testing.M) {
 	os.Exit(testenv.Main(m, testenv.Options{
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")},
 		AddToScheme:       []func(*runtime.Scheme) error{v1alpha1.AddToScheme},
 	}, testenv.ManagerOptions{EventSource: "kre-runtime-test", Customize: CacheOptions}, func(e *testenv.Env, mgr *testenv.Manager) error {
 		env, writes, events, logs = e, mgr.Writes, mgr.Events, mgr.Logs
-		reconciler = &Reconciler{Client: writes, APIReader: mgr.GetAPIReader(), Recorder: events}
+		reconciler = &Reconciler{Client: writes, APIReader: mgr.GetAPIReader(), Recorder: events, Entrypoints: testEntrypoints}
 		return reconciler.SetupWithManager(mgr)
 	}))
 }
