@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +19,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -106,9 +110,13 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 		// An administrator of a shared cluster gives each namespace its own entrypoint domain.
 		startOperator("kre-runtime", []string{"WATCH_NAMESPACE=" + attacker, "ENTRYPOINT_HOSTS=*.{namespace}.apps.example",
 			"INGRESS_CLASSES=public"})
-		// A restore's first member runs the manager's image, which a deployed manager knows.
+		// A restore's first member runs the manager's image, which a deployed manager knows. The
+		// manager runs on this host, which resolves no Service names: it reaches the store at
+		// its cluster IP, which its administrator lists.
+		storeEndpoint, _, _ := localS3(ctx)
 		startOperator("etcd-cluster", []string{"WATCH_NAMESPACE=" + attacker,
-			"OPERATOR_IMAGE=" + requiredEnv("E2E_IMAGES") + "/etcd-cluster:v" + operatorVersion("etcd-cluster")})
+			"OPERATOR_IMAGE=" + requiredEnv("E2E_IMAGES") + "/etcd-cluster:v" + operatorVersion("etcd-cluster"),
+			"BACKUP_S3_ENDPOINTS=s3.quintet-s3.svc," + strings.TrimSuffix(strings.TrimPrefix(storeEndpoint, "http://"), ":9000")})
 		installCRDs("gordon")
 		api = runManagerWithAPI(ctx, "gordon", attacker)
 	})
@@ -336,6 +344,31 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 		record(securityAttempt{kind: "(REST API)", field: "namespace", try: "list the victim's Gordons with the tenant's token",
 			refusal: fmt.Sprintf("HTTP %d: %s", code, answerText(body))})
 	})
+
+	It("cannot restore a cluster from the other tenant's backups with its own store account", func(ctx SpecContext) {
+		endpoint, rootAccess, rootSecret := localS3(ctx)
+		victimAccess, victimSecret := storeAccount(ctx, endpoint, rootAccess, rootSecret)
+		victimStore := s3Client(endpoint, victimAccess, victimSecret)
+		victimBucket, key := "e2e-victim-"+randomHex(4), "backups/etcd.db"
+		_, err := victimStore.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &victimBucket})
+		Expect(err).NotTo(HaveOccurred())
+		_, err = victimStore.PutObject(ctx, &s3.PutObjectInput{Bucket: &victimBucket, Key: &key, Body: strings.NewReader("the victim's data")})
+		Expect(err).NotTo(HaveOccurred())
+		access, secret := storeAccount(ctx, endpoint, rootAccess, rootSecret)
+		_, err = s3Client(endpoint, access, secret).GetObject(ctx, &s3.GetObjectInput{Bucket: &victimBucket, Key: &key})
+		Expect(s3ErrorCode(err)).To(Equal("AccessDenied"), "the store keeps one account out of another's bucket")
+		writeSecret(ctx, attacker, "aws-own", map[string][]byte{
+			"credentials": fmt.Appendf(nil, "[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n", access, secret)})
+
+		restore := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdRestore",
+			"metadata": map[string]any{"name": "from-victim", "namespace": attacker},
+			"spec": map[string]any{"etcdCluster": map[string]any{"name": "restored-from-victim"}, "backupStorageType": "S3",
+				"s3": map[string]any{"path": victimBucket + "/" + key, "awsSecret": "aws-own", "endpoint": endpoint, "forcePathStyle": true}}}}
+		refusal := refusedByOperator(ctx, restore, "Degraded", "CredentialsInvalid", "the store refused the credentials")
+		record(securityAttempt{kind: "EtcdRestore", field: "spec.s3.path", try: "the victim's backup, with its own store account",
+			refusal: refusal, leaked: restoredFrom(ctx, attacker, "restored-from-victim")})
+	})
 })
 
 // tenantBackup is an EtcdBackup in ns with spec.
@@ -364,6 +397,39 @@ func connectionDetail(ctx context.Context, obj *unstructured.Unstructured) strin
 		if strings.Contains(string(text), tell) {
 			return "status tells " + tell
 		}
+	}
+	return ""
+}
+
+// storeAccount makes an account of the local store through its admin API, signed by its root:
+// versitygw's role "userplus", which makes buckets and reaches only its own. It returns the keys.
+func storeAccount(ctx context.Context, endpoint, rootAccess, rootSecret string) (access, secret string) {
+	access, secret = "e2e-"+randomHex(6), randomHex(20)
+	body := fmt.Sprintf("<Account><Access>%s</Access><Secret>%s</Secret><Role>userplus</Role></Account>", access, secret)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, endpoint+"/create-user", strings.NewReader(body))
+	Expect(err).NotTo(HaveOccurred())
+	sum := sha256.Sum256([]byte(body))
+	req.Header.Set("X-Amz-Content-Sha256", hex.EncodeToString(sum[:]))
+	Expect(v4.NewSigner().SignHTTP(ctx, aws.Credentials{AccessKeyID: rootAccess, SecretAccessKey: rootSecret}, req,
+		hex.EncodeToString(sum[:]), "s3", "us-east-1", time.Now())).To(Succeed())
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = resp.Body.Close() }()
+	answer, _ := io.ReadAll(resp.Body)
+	Expect(resp.StatusCode).To(Equal(http.StatusCreated), "making an account of the store: %s", answer)
+	return access, secret
+}
+
+// restoredFrom says whether EtcdCluster name of namespace got as far as a checked snapshot
+// (its Restored condition Restoring or True); "" when it did not.
+func restoredFrom(ctx context.Context, namespace, name string) string {
+	cluster := &unstructured.Unstructured{}
+	cluster.SetAPIVersion("etcd.database.coreos.com/v1beta2")
+	cluster.SetKind("EtcdCluster")
+	cluster.SetNamespace(namespace)
+	cluster.SetName(name)
+	if reason := conditionField(ctx, cluster, "Restored", "reason"); reason == "Restoring" || reason == "Restored" {
+		return "the snapshot was read (" + reason + ")"
 	}
 	return ""
 }
