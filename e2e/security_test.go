@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,9 +115,11 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 		// manager runs on this host, which resolves no Service names: it reaches the store at
 		// its cluster IP, which its administrator lists.
 		storeEndpoint, _, _ := localS3(ctx)
+		storeURL, err := url.Parse(storeEndpoint)
+		Expect(err).NotTo(HaveOccurred())
 		startOperator("etcd-cluster", []string{"WATCH_NAMESPACE=" + attacker,
 			"OPERATOR_IMAGE=" + requiredEnv("E2E_IMAGES") + "/etcd-cluster:v" + operatorVersion("etcd-cluster"),
-			"BACKUP_S3_ENDPOINTS=s3.quintet-s3.svc," + strings.TrimSuffix(strings.TrimPrefix(storeEndpoint, "http://"), ":9000")})
+			"BACKUP_S3_ENDPOINTS=s3.quintet-s3.svc," + storeURL.Hostname()})
 		installCRDs("gordon")
 		api = runManagerWithAPI(ctx, "gordon", attacker)
 	})
@@ -182,11 +185,8 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 			record(securityAttempt{kind: "EtcdBackup", field: "spec.s3.endpoint", try: tc.try, refusal: refusal,
 				leaked: connectionDetail(ctx, b)})
 		}
-		restore := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdRestore",
-			"metadata": map[string]any{"name": "from-api-server", "namespace": attacker},
-			"spec": map[string]any{"etcdCluster": map[string]any{"name": "restored"}, "backupStorageType": "S3",
-				"s3": map[string]any{"path": bucket + "/restore.db", "awsSecret": "aws", "endpoint": cfg.Host, "forcePathStyle": true}}}}
+		restore := tenantRestore(attacker, "from-api-server", "restored",
+			map[string]any{"path": bucket + "/restore.db", "awsSecret": "aws", "endpoint": cfg.Host, "forcePathStyle": true})
 		refusal := refusedByOperator(ctx, restore, "Degraded", "EndpointNotAllowed", "the Kubernetes API server's address")
 		record(securityAttempt{kind: "EtcdRestore", field: "spec.s3.endpoint", try: "the API server", refusal: refusal,
 			leaked: connectionDetail(ctx, restore)})
@@ -360,11 +360,8 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 		writeSecret(ctx, attacker, "aws-own", map[string][]byte{
 			"credentials": fmt.Appendf(nil, "[default]\naws_access_key_id = %s\naws_secret_access_key = %s\n", access, secret)})
 
-		restore := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdRestore",
-			"metadata": map[string]any{"name": "from-victim", "namespace": attacker},
-			"spec": map[string]any{"etcdCluster": map[string]any{"name": "restored-from-victim"}, "backupStorageType": "S3",
-				"s3": map[string]any{"path": victimBucket + "/" + key, "awsSecret": "aws-own", "endpoint": endpoint, "forcePathStyle": true}}}}
+		restore := tenantRestore(attacker, "from-victim", "restored-from-victim",
+			map[string]any{"path": victimBucket + "/" + key, "awsSecret": "aws-own", "endpoint": endpoint, "forcePathStyle": true})
 		refusal := refusedByOperator(ctx, restore, "Degraded", "CredentialsInvalid", "the store refused the credentials")
 		record(securityAttempt{kind: "EtcdRestore", field: "spec.s3.path", try: "the victim's backup, with its own store account",
 			refusal: refusal, leaked: restoredFrom(ctx, attacker, "restored-from-victim")})
@@ -375,6 +372,14 @@ var _ = Describe("Tenants of one namespace", Ordered, Label("security"), func() 
 func tenantBackup(ns, name string, spec map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdBackup",
 		"metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec}}
+}
+
+// tenantRestore is an EtcdRestore in ns of the snapshot source names into a new cluster.
+func tenantRestore(ns, name, cluster string, source map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdRestore",
+		"metadata": map[string]any{"name": name, "namespace": ns},
+		"spec":     map[string]any{"etcdCluster": map[string]any{"name": cluster}, "backupStorageType": "S3", "s3": source}}}
 }
 
 // storedIn says what the bucket holds, "" when it is empty.
@@ -409,9 +414,10 @@ func storeAccount(ctx context.Context, endpoint, rootAccess, rootSecret string) 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPatch, endpoint+"/create-user", strings.NewReader(body))
 	Expect(err).NotTo(HaveOccurred())
 	sum := sha256.Sum256([]byte(body))
-	req.Header.Set("X-Amz-Content-Sha256", hex.EncodeToString(sum[:]))
+	payloadHash := hex.EncodeToString(sum[:])
+	req.Header.Set("X-Amz-Content-Sha256", payloadHash)
 	Expect(v4.NewSigner().SignHTTP(ctx, aws.Credentials{AccessKeyID: rootAccess, SecretAccessKey: rootSecret}, req,
-		hex.EncodeToString(sum[:]), "s3", "us-east-1", time.Now())).To(Succeed())
+		payloadHash, "s3", "us-east-1", time.Now())).To(Succeed())
 	resp, err := http.DefaultClient.Do(req)
 	Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = resp.Body.Close() }()
@@ -423,12 +429,7 @@ func storeAccount(ctx context.Context, endpoint, rootAccess, rootSecret string) 
 // restoredFrom says whether EtcdCluster name of namespace got as far as a checked snapshot
 // (its Restored condition Restoring or True); "" when it did not.
 func restoredFrom(ctx context.Context, namespace, name string) string {
-	cluster := &unstructured.Unstructured{}
-	cluster.SetAPIVersion("etcd.database.coreos.com/v1beta2")
-	cluster.SetKind("EtcdCluster")
-	cluster.SetNamespace(namespace)
-	cluster.SetName(name)
-	if reason := conditionField(ctx, cluster, "Restored", "reason"); reason == "Restoring" || reason == "Restored" {
+	if reason := conditionField(ctx, etcdClusterRef(namespace, name), "Restored", "reason"); reason == "Restoring" || reason == "Restored" {
 		return "the snapshot was read (" + reason + ")"
 	}
 	return ""
@@ -511,9 +512,9 @@ func (c *consoleClient) get(ctx context.Context, path string) (int, string) {
 	return do(req)
 }
 
-// bearerGet is a GET of url with token, as a REST API client makes it.
-func bearerGet(ctx context.Context, url, token string) (int, string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// bearerGet is a GET of address with token, as a REST API client makes it.
+func bearerGet(ctx context.Context, address, token string) (int, string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, address, nil)
 	Expect(err).NotTo(HaveOccurred())
 	req.Header.Set("Authorization", "Bearer "+token)
 	return do(req)
