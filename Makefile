@@ -12,9 +12,10 @@ LOCAL := $(ROOT)/.local
 export KUBECONFIG ?= $(LOCAL)/kubeconfig
 # kwok nodes of the local cluster, 110 pods each.
 CLUSTER_NODES ?= 3
-# The real node (containerd + kubelet): auto (when the machine can: root, Debian packages),
-# required (CI: fail otherwise) or off.
+# The real nodes (containerd + kubelet each): auto (when the machine can: root, Debian
+# packages), required (CI: fail otherwise) or off; and how many (1 to 9).
 REAL_NODE ?= auto
+REAL_NODES ?= 3
 # Every Go build is static unless it says otherwise (opm's sqlite needs cgo): binaries go into
 # images as they are, and tests and images share one build cache.
 export CGO_ENABLED := 0
@@ -509,8 +510,8 @@ run-bundle: olm-up ## What `operator-sdk run bundle` does, locally: make run-bun
 ##@ Local cluster
 
 .PHONY: cluster-up
-cluster-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(COREDNS) images ## Start the local cluster: control plane, kwok nodes and (REAL_NODE) the real node.
-	$(LOCALCLUSTER) up --dir $(LOCAL) --bin $(KUBE_BIN) --nodes $(CLUSTER_NODES) --real-node $(REAL_NODE) \
+cluster-up: $(KUBE_BIN)/.built $(LOCALCLUSTER) $(COREDNS) images ## Start the local cluster: control plane, kwok nodes and (REAL_NODE) REAL_NODES real nodes.
+	$(LOCALCLUSTER) up --dir $(LOCAL) --bin $(KUBE_BIN) --nodes $(CLUSTER_NODES) --real-node $(REAL_NODE) --real-nodes $(REAL_NODES) \
 	  --images $(IMAGES_DIR) --coredns $(COREDNS) --pause-image $(PAUSE_IMAGE) --registry-ca $(IMAGE_REGISTRY_TLS)=$(REGISTRY_CA)
 
 .PHONY: cluster-down
@@ -521,9 +522,24 @@ cluster-down: $(LOCALCLUSTER) ## Stop the local cluster's processes and remove i
 cluster-status: $(LOCALCLUSTER) ## Show the local cluster's processes.
 	$(LOCALCLUSTER) status --dir $(LOCAL)
 
+# Faults on one real node of the local cluster (docs/failure-modes.md); each refuses a NODE that
+# is not one of its real nodes. node-drain and node-uncordon run the cluster's kubectl.
+NODE_FAULTS := node-stop node-start node-wipe node-partition node-isolate node-heal node-drain node-uncordon
+.PHONY: $(NODE_FAULTS)
+node-stop: ## Power loss of real node NODE: SIGKILL to its kubelet, containerd and containers; its disk stays.
+node-start: ## Start real node NODE again (same name, disk and volumes; empty after node-wipe).
+node-wipe: ## Real node NODE stopped and its disk and local volumes gone for good (a replaced machine).
+node-partition: ## Cut real node NODE's pods from the other nodes' pods, both ways (nftables).
+node-isolate: ## node-partition, and NODE's kubelet cut from the API server too.
+node-heal: ## Undo node-partition or node-isolate of NODE.
+node-drain: ## kubectl drain NODE (eviction API, PodDisruptionBudgets respected).
+node-uncordon: ## kubectl uncordon NODE.
+$(NODE_FAULTS): $(LOCALCLUSTER)
+	@$(LOCALCLUSTER) $@ --dir $(LOCAL) --node "$(NODE)"
+
 # What the e2e suites need to know about the local cluster and the images.
 E2E_ENV = E2E_LOG_DIR=$(LOCAL)/logs/e2e E2E_LOCAL_DIR=$(LOCAL) E2E_CRICTL=$(KUBE_BIN)/crictl E2E_KUBECTL=$(KUBECTL) \
-	REAL_NODE=$(REAL_NODE) E2E_IMAGES=$(IMAGE_PREFIX) E2E_IMAGES_REGISTRY=$(IMAGE_REGISTRY) \
+	REAL_NODE=$(REAL_NODE) E2E_REAL_NODES=$(REAL_NODES) E2E_IMAGES=$(IMAGE_PREFIX) E2E_IMAGES_REGISTRY=$(IMAGE_REGISTRY) \
 	E2E_AGENT_IMAGE=$(call image,e2e-agent):$(IMAGE_TAG) E2E_AGENT_BINARY=$(STATIC_DIR)/e2e-agent \
 	E2E_ETCD_VERSION=$(ETCD_VERSION:v%=%) E2E_ETCD_PREVIOUS_VERSION=$(ETCD_PREVIOUS_VERSION:v%=%) \
 	E2E_LOCALCLUSTER=$(LOCALCLUSTER) E2E_OPM=$(OPM) E2E_OLM_BIN=$(OLM_BIN) E2E_CATALOG_IMAGE=$(CATALOG_IMAGE) \

@@ -52,7 +52,7 @@ func (l kreLoad) percentile(p float64) time.Duration {
 }
 
 // TestBenchKRE runs kre-runtime's sample workflow (entrypoint, prepare, greet, stamp) on the
-// local cluster's real node, on a Runtime whose NATS, MongoDB (FerretDB) and MinIO
+// local cluster's real nodes, on a Runtime whose NATS, MongoDB (FerretDB) and MinIO
 // (versitygw) run there too, and posts to the entrypoint's Service at concurrency 1 and 16:
 // first with the last node keeping every result (a MongoDB document and an object, read
 // back), then with NATS alone (KRT_SAVE_RESULTS=false). It prints requests per second,
@@ -102,7 +102,7 @@ func TestBenchKRE(t *testing.T) {
 		})
 	}
 
-	fmt.Println("\nkre-runtime: POST /predict through entrypoint -> prepare -> greet -> stamp, all on the real node")
+	fmt.Println("\nkre-runtime: POST /predict through entrypoint -> prepare -> greet -> stamp, all on the real nodes")
 	fmt.Printf("%-10s %11s %8s %9s %9s %9s %8s\n", "mode", "concurrency", "requests", "req/s", "p50", "p99", "failures")
 	for _, r := range rows {
 		fmt.Printf("%-10s %11d %8d %9.0f %9s %9s %8d\n", r.mode, r.concurrency, len(r.latencies), r.rate(),
@@ -184,7 +184,7 @@ func postConcurrently(url string, concurrency, n int) kreLoad {
 	return load
 }
 
-// benchKRERuntime is a Runtime with its three servers on the real node, from the images make
+// benchKRERuntime is a Runtime with its three servers on the real nodes, from the images make
 // images builds.
 func benchKRERuntime(t *testing.T, namespace string) *unstructured.Unstructured {
 	server := func(image string) map[string]any {
@@ -200,7 +200,7 @@ func benchKRERuntime(t *testing.T, namespace string) *unstructured.Unstructured 
 	}}
 }
 
-// benchKREVersion is the sample RuntimeVersion on the real node, named for mode; nats-only
+// benchKREVersion is the sample RuntimeVersion on the real nodes, named for mode; nats-only
 // keeps no results.
 func benchKREVersion(t *testing.T, namespace, mode string) *unstructured.Unstructured {
 	data, err := os.ReadFile(filepath.Join("..", "operators", "kre-runtime", "config", "samples", "kre_v1alpha1_runtimeversion.yaml"))
@@ -219,14 +219,14 @@ func benchKREVersion(t *testing.T, namespace, mode string) *unstructured.Unstruc
 }
 
 // runnerMemory is the resident and peak memory of each runner of version, read from /proc
-// of its process on the real node (this machine).
+// of its process on its real node (this machine).
 func runnerMemory(t *testing.T, c client.Client, namespace, version string) string {
 	pods := &corev1.PodList{}
 	must(t, c.List(context.Background(), pods, client.InNamespace(namespace), client.MatchingLabels{"kre.konstellation.io/version": version}))
 	parts := make([]string, 0, len(pods.Items))
 	for _, p := range pods.Items {
-		id := strings.TrimSpace(benchCrictl(t, "ps", "-q", "--label", "io.kubernetes.pod.name="+p.Name, "--label", "io.kubernetes.pod.namespace="+namespace))
-		pid, err := strconv.Atoi(strings.TrimSpace(benchCrictl(t, "inspect", "-o", "go-template", "--template", "{{.info.pid}}", strings.Fields(id)[0])))
+		id := strings.TrimSpace(benchCrictl(t, p.Spec.NodeName, "ps", "-q", "--label", "io.kubernetes.pod.name="+p.Name, "--label", "io.kubernetes.pod.namespace="+namespace))
+		pid, err := strconv.Atoi(strings.TrimSpace(benchCrictl(t, p.Spec.NodeName, "inspect", "-o", "go-template", "--template", "{{.info.pid}}", strings.Fields(id)[0])))
 		must(t, err)
 		parts = append(parts, fmt.Sprintf("%s %.1f MiB/%.1f MiB", p.Labels["kre.konstellation.io/component"],
 			float64(procMemory(t, pid, "VmRSS:"))/(1<<20), float64(procMemory(t, pid, "VmHWM:"))/(1<<20)))
@@ -235,9 +235,14 @@ func runnerMemory(t *testing.T, c client.Client, namespace, version string) stri
 	return strings.Join(parts, ", ")
 }
 
-func benchCrictl(t *testing.T, args ...string) string {
+// benchCrictl runs crictl against the containerd of the real node named node (its socket under
+// the node's folder) and returns what it printed.
+func benchCrictl(t *testing.T, node string, args ...string) string {
+	if node == "" {
+		t.Fatalf("crictl %s: the pod is not scheduled to a node", strings.Join(args, " "))
+	}
 	out, err := exec.Command(benchEnv(t, "E2E_CRICTL"), append([]string{"--runtime-endpoint", //nolint:gosec // bin/'s crictl
-		"unix://" + filepath.Join(benchEnv(t, "E2E_LOCAL_DIR"), "node", "containerd", "containerd.sock")}, args...)...).Output()
+		"unix://" + filepath.Join(benchEnv(t, "E2E_LOCAL_DIR"), "node", node, "containerd", "containerd.sock")}, args...)...).Output()
 	must(t, err)
 	return string(out)
 }

@@ -25,19 +25,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The faults the robustness scenarios inject into an etcd cluster on the real node and into
+// The faults the robustness scenarios inject into an etcd cluster on the real nodes and into
 // the manager that runs it.
 
 // etcdManagerNamespace is where deployOperatorOnRealNode runs the etcd-cluster manager
 // (config/default's namespace).
 const etcdManagerNamespace = "etcd-cluster-system"
 
-// killEtcdProcess sends SIGKILL to the etcd process in pod, on the real node: the container
+// killEtcdProcess sends SIGKILL to the etcd process in pod, on its real node: the container
 // ends as a crash or an OOM kill would end it, and the kubelet starts it again in the same pod.
 func killEtcdProcess(pod *corev1.Pod) {
-	ids := strings.Fields(crictl("ps", "--quiet", "--label", "io.kubernetes.pod.uid="+string(pod.UID)))
+	ids := strings.Fields(crictl(pod.Spec.NodeName, "ps", "--quiet", "--label", "io.kubernetes.pod.uid="+string(pod.UID)))
 	Expect(ids).To(HaveLen(1), "the running containers of pod %s", pod.Name)
-	pid, err := strconv.Atoi(strings.TrimSpace(crictl("inspect", "--output", "go-template", "--template", "{{.info.pid}}", ids[0])))
+	pid, err := strconv.Atoi(strings.TrimSpace(crictl(pod.Spec.NodeName, "inspect", "--output", "go-template", "--template", "{{.info.pid}}", ids[0])))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(pid).To(BeNumerically(">", 1))
 	Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed(), "killing etcd (pid %d) in pod %s", pid, pod.Name)

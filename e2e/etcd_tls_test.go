@@ -327,6 +327,9 @@ func createEtcdTLSClusters(ctx context.Context, ns, version string) *etcdTLSClus
 		"operatorSecret": staticOperatorSecret,
 	}})
 	t.managed = harnessEtcdCluster(ns, robustness.NamePrefix+"-tls-managed", version, map[string]any{"operatorManaged": map[string]any{}})
+	if enoughRealNodesToSpread(ctx) {
+		t.managed.Object["spec"].(map[string]any)["pod"].(map[string]any)["antiAffinity"] = "Required"
+	}
 	writeStaticTLSSecrets(ctx, ns, t.static.GetName(), t.ca)
 	Expect(k8sClient.Create(ctx, t.static)).To(Succeed())
 	Expect(k8sClient.Create(ctx, t.managed)).To(Succeed())
@@ -362,7 +365,7 @@ const timeToReadyEntry = "time to Ready, 3 members"
 // The TLS clusters, one per source of certificates, come up together on the real node, run
 // by a copy of the operator of their own watching their namespace: their specs run beside
 // the plaintext cluster's (SpecPriority(1): both take the longest).
-var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Ordered, SpecPriority(1), func() {
+var _ = Describe("The etcd-cluster operator's TLS clusters on the real nodes", Ordered, SpecPriority(1), func() {
 	var (
 		tlsClusters        *etcdTLSClusters
 		version, namespace string
@@ -385,6 +388,10 @@ var _ = Describe("The etcd-cluster operator's TLS clusters on the real node", Or
 		tc := tlsClusters
 		for _, cluster := range tc.all() {
 			expectEtcdReady(ctx, cluster, 3, version)
+		}
+		if enoughRealNodesToSpread(ctx) {
+			By("antiAffinity Required: the operator-managed cluster's members run on three different real nodes")
+			Expect(memberNodes(ctx, tc.managed)).To(HaveLen(3))
 		}
 		AddReportEntry(timeToReadyEntry, fmt.Sprintf("TLS static %s, TLS cert-manager %s, TLS operator-managed %s, made at once",
 			timeToReady(ctx, tc.static).Round(time.Second),

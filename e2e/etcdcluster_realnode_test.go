@@ -326,7 +326,23 @@ func patchEtcdSpec(ctx context.Context, c *unstructured.Unstructured, patch stri
 	Expect(k8sClient.Patch(ctx, c, client.RawPatch(types.MergePatchType, []byte(patch)))).To(Succeed())
 }
 
-// harnessEtcdCluster is a 3-member EtcdCluster on the real node that the robustness harness
+// enoughRealNodesToSpread says whether the cluster has a real node for each of 3 members.
+func enoughRealNodesToSpread(ctx context.Context) bool {
+	return len(realNodeNames(ctx)) >= 3
+}
+
+// memberNodes are the distinct nodes a cluster's member pods run on.
+func memberNodes(ctx context.Context, cluster *unstructured.Unstructured) map[string]bool {
+	pods := &corev1.PodList{}
+	Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
+	nodes := map[string]bool{}
+	for _, p := range pods.Items {
+		nodes[p.Spec.NodeName] = true
+	}
+	return nodes
+}
+
+// harnessEtcdCluster is a 3-member EtcdCluster on the real nodes that the robustness harness
 // may run against (robustness.NamePrefix and its label), with spec.TLS when tlsSpec is not nil.
 func harnessEtcdCluster(ns, name, version string, tlsSpec map[string]any) *unstructured.Unstructured {
 	spec := map[string]any{"size": int64(3), "version": version, "repository": requiredEnv("E2E_IMAGES") + "/etcd", "pod": realNodePlacement()}
@@ -342,7 +358,7 @@ func harnessEtcdCluster(ns, name, version string, tlsSpec map[string]any) *unstr
 
 // SpecPriority(1): its specs take the longest of all, so they start first, beside the TLS
 // clusters' (etcd_tls_test.go).
-var _ = Describe("The etcd-cluster operator on the real node", Ordered, SpecPriority(1), func() {
+var _ = Describe("The etcd-cluster operator on the real nodes", Ordered, SpecPriority(1), func() {
 	const key, value = "/here", "written before scaling"
 	var (
 		cluster           *unstructured.Unstructured
@@ -374,7 +390,11 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, SpecPrio
 		Expect(k8sClient.List(ctx, pods, client.InNamespace(cluster.GetNamespace()), client.MatchingLabels{"etcd_cluster": cluster.GetName()})).To(Succeed())
 		Expect(pods.Items).To(HaveLen(3))
 		for _, p := range pods.Items {
-			Expect(p.Spec.NodeName).To(Equal(realNodeName))
+			Expect(p.Spec.NodeName).To(beARealNode(), p.Name)
+		}
+		if enoughRealNodesToSpread(ctx) {
+			By("antiAffinity Preferred (the default) spreads the members over three real nodes")
+			Expect(memberNodes(ctx, cluster)).To(HaveLen(3))
 		}
 	})
 
@@ -535,7 +555,7 @@ var _ = Describe("The etcd-cluster operator on the real node", Ordered, SpecPrio
 		pod := &corev1.Pod{}
 		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: cluster.GetNamespace(), Name: before.leader()}, pod)).To(Succeed())
 		restarts := containerRestarts(pod)
-		By("killing etcd in pod " + pod.Name + " with SIGKILL")
+		By("killing etcd in pod " + pod.Name + " on " + pod.Spec.NodeName + " with SIGKILL")
 		killEtcdProcess(pod)
 		Eventually(func(g Gomega) {
 			now := &corev1.Pod{}

@@ -76,8 +76,8 @@ entries:
 	return current, successor
 }
 
-// managerOnRealNode waits until the namespace's operator manager is one pod, ready on the
-// real node (a rollout OLM or Helm started settles first), and returns it.
+// managerOnRealNode waits until the namespace's operator manager is one pod, ready on a real
+// node (a rollout OLM or Helm started settles first), and returns it.
 func managerOnRealNode(ctx context.Context, namespace string) corev1.Pod {
 	var manager corev1.Pod
 	Eventually(func(g Gomega) {
@@ -85,7 +85,7 @@ func managerOnRealNode(ctx context.Context, namespace string) corev1.Pod {
 		g.Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
 		g.Expect(pods.Items).To(HaveLen(1), "one manager pod")
 		manager = pods.Items[0]
-		g.Expect(manager.Spec.NodeName).To(Equal(realNodeName))
+		g.Expect(manager.Spec.NodeName).To(beARealNode())
 		g.Expect(podReady(&manager)).To(BeTrue(), "manager %s is not ready", manager.Name)
 	}).WithContext(ctx).Should(Succeed())
 	return manager
@@ -105,13 +105,16 @@ func upgradeable(ctx context.Context, g Gomega, namespace, csvName string) (stri
 	return "", ""
 }
 
-// setUnschedulable cordons or uncordons the real node.
+// setUnschedulable cordons or uncordons every real node: with all of them cordoned, no new
+// pod that must run on a real node can be scheduled.
 func setUnschedulable(ctx context.Context, unschedulable bool) {
 	patch := client.RawPatch("application/merge-patch+json", []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, unschedulable)))
-	Expect(k8sClient.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: realNodeName}}, patch)).To(Succeed())
+	for _, name := range realNodeNames(ctx) {
+		Expect(k8sClient.Patch(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}, patch)).To(Succeed(), name)
+	}
 }
 
-var _ = Describe("Quintet through OLM on the real node", func() {
+var _ = Describe("Quintet through OLM on the real nodes", func() {
 	BeforeEach(func(ctx SpecContext) { requireRealNode(ctx) })
 
 	It("runs the manager OLM installed, placed by the Subscription's config, and it reconciles a sample", func(ctx SpecContext) {
@@ -120,7 +123,7 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 		csv := expectInstalled(ctx, ns, installedCSV(ctx, ns, "quintet-gordon"))
 		manager := managerOnRealNode(ctx, ns)
 		Expect(manager.Spec.Containers[0].Env).To(ContainElement(HaveField("Name", "OPERATOR_CONDITION_NAME")))
-		By(csv.GetName() + " runs on " + realNodeName + "; a Gordon in its namespace gets its pods")
+		By(csv.GetName() + " runs on " + manager.Spec.NodeName + "; a Gordon in its namespace gets its pods")
 		gordon := applySample(ctx, "gordon", "operator_v1_gordon.yaml", ns)
 		expectGordonRunning(ctx, gordon, 3)
 		By("the manager applies its ServiceMonitor, PrometheusRule and dashboard, owned by its metrics Service, and Prometheus scrapes it")
@@ -140,7 +143,7 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 		expectScrapedUp(ctx, "gordon-operator", ns)
 	})
 
-	It("serves the catalog image as a CatalogSource on the real node, and unpacks bundle images with Jobs", func(ctx SpecContext) {
+	It("serves the catalog image as a CatalogSource on a real node, and unpacks bundle images with Jobs", func(ctx SpecContext) {
 		// In the spec's namespace, the catalog serves its Subscriptions only: a catalog in OLM's
 		// global namespace joins every resolution in the cluster, and fails them until it is up.
 		const source = "quintet-image"
@@ -159,7 +162,7 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 		pods := &corev1.PodList{}
 		Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"olm.catalogSource": source})).To(Succeed())
 		Expect(pods.Items).NotTo(BeEmpty())
-		Expect(pods.Items[0].Spec.NodeName).To(Equal(realNodeName))
+		Expect(pods.Items[0].Spec.NodeName).To(beARealNode())
 
 		subscribe(ctx, ns, "quintet-etcd-cluster", map[string]any{"source": source, "sourceNamespace": ns})
 		csv := expectInstalled(ctx, ns, installedCSV(ctx, ns, "quintet-etcd-cluster"))
@@ -172,7 +175,7 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 		)))
 	})
 
-	// Serial: it cordons the real node, which every other real-node spec needs.
+	// Serial: it cordons the real nodes, which every other real-node spec needs.
 	It("holds an approved upgrade while Upgradeable is False, and upgrades once it is True", Serial, func(ctx SpecContext) {
 		current, successor := serveSuccessorCatalog(ctx, "etcd-cluster", "etcd-successor", "9.9.9")
 		ns := realNodeNamespace(ctx, "olm-etcd-hold")
@@ -186,7 +189,7 @@ var _ = Describe("Quintet through OLM on the real node", func() {
 			g.Expect(status).To(Equal("True"), "with no etcd cluster, nothing holds an upgrade")
 		}).WithContext(ctx).Should(Succeed())
 
-		By("running a one-member cluster, then scaling it to 3 with the node cordoned: a member change that waits")
+		By("running a one-member cluster, then scaling it to 3 with the real nodes cordoned: a member change that waits")
 		cluster := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "etcd.database.coreos.com/v1beta2", "kind": "EtcdCluster",
 			"metadata": map[string]any{"name": "held", "namespace": ns},

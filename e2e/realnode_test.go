@@ -3,14 +3,18 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,29 +27,78 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The real node of the local cluster, as hack/localcluster sets it up (its label:
-// placement_test.go).
+// The real nodes of the local cluster, as hack/localcluster sets them up: quintet-node-1,
+// quintet-node-2, ... (REAL_NODES of them), each labelled and tainted realNodeLabel
+// (placement_test.go).
 const (
-	realNodeName = "quintet-node"
-	agentPort    = 8080
+	realNodePrefix = "quintet-node-"
+	agentPort      = 8080
 )
+
+// listRealNodes lists the names of the nodes labelled realNodeLabel=true, by their number.
+func listRealNodes(ctx context.Context) ([]string, error) {
+	nodes := &corev1.NodeList{}
+	if err := k8sClient.List(ctx, nodes, client.MatchingLabels{realNodeLabel: "true"}); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(nodes.Items))
+	for _, n := range nodes.Items {
+		names = append(names, n.Name)
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
+	return names, nil
+}
+
+// realNodeNames is listRealNodes for a spec that needs the real nodes: it fails without one.
+func realNodeNames(ctx context.Context) []string {
+	names, err := listRealNodes(ctx)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(names).NotTo(BeEmpty(), "no node is labelled %s=true", realNodeLabel)
+	return names
+}
 
 // requireRealNode skips the specs when the cluster has no real node, unless REAL_NODE is
 // required, when it fails them.
 func requireRealNode(ctx context.Context) {
-	err := k8sClient.Get(ctx, client.ObjectKey{Name: realNodeName}, &corev1.Node{})
+	names, err := listRealNodes(ctx)
+	if err == nil && len(names) == 0 {
+		err = errors.New("no node is labelled " + realNodeLabel + "=true")
+	}
 	if err != nil && os.Getenv("REAL_NODE") != "required" {
 		Skip("the local cluster runs without a real node (see `make cluster-up`'s output); REAL_NODE=required makes this a failure")
 	}
-	Expect(err).NotTo(HaveOccurred(), "REAL_NODE=required but the cluster has no node %s", realNodeName)
+	Expect(err).NotTo(HaveOccurred(), "REAL_NODE=required but the cluster has no real node")
+}
+
+// beARealNode matches the name of a real node (any of them), not of a kwok node: what a pod's
+// spec.nodeName is once a real node runs it.
+func beARealNode() types.GomegaMatcher {
+	return HavePrefix(realNodePrefix)
+}
+
+// realNodeDir is where a real node keeps its configuration and state (its disk) on this host.
+func realNodeDir(node string, parts ...string) string {
+	Expect(node).To(beARealNode())
+	return filepath.Join(append([]string{requiredEnv("E2E_LOCAL_DIR"), "node", node}, parts...)...)
+}
+
+// hostAddress is the address on this host that the real nodes share: the API server, CoreDNS
+// and kube-proxy listen on it, so a NodePort answers there. It is the API server's address in
+// the kubeconfig.
+func hostAddress() string {
+	u, _, err := rest.DefaultServerUrlFor(cfg)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(u.Hostname()).NotTo(BeEmpty(), "the API server's address %s", cfg.Host)
+	return u.Hostname()
 }
 
 // realNodeAnnotations make the PodNodeSelector and PodTolerationRestriction admission
-// plugins place every pod of a namespace on the real node, also pods that others create.
+// plugins place every pod of a namespace on a real node, also pods that others create.
 func realNodeAnnotations() map[string]string {
 	toleration, err := json.Marshal([]corev1.Toleration{{
 		Key: realNodeLabel, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule,
@@ -57,13 +110,13 @@ func realNodeAnnotations() map[string]string {
 	}
 }
 
-// realNodeNamespace makes a restricted namespace whose pods all land on the real node.
+// realNodeNamespace makes a restricted namespace whose pods all land on the real nodes.
 func realNodeNamespace(ctx context.Context, prefix string) string {
 	return realNodeNamespaceAt(ctx, prefix, "restricted")
 }
 
 // realNodeNamespaceAt makes a namespace enforcing the Pod Security level whose pods all land
-// on the real node.
+// on the real nodes.
 func realNodeNamespaceAt(ctx context.Context, prefix, level string) string {
 	return createAnnotatedNamespace(ctx, prefix, map[string]string{"pod-security.kubernetes.io/enforce": level}, realNodeAnnotations())
 }
@@ -132,16 +185,16 @@ func expectAgent(ctx context.Context, pod *corev1.Pod, path string, code int, bo
 	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "GET %s on pod %s", path, pod.Name)
 }
 
-// runningAgentPod creates a bare agent pod and waits until it is Ready on the real node.
+// runningAgentPod creates a bare agent pod and waits until it is Ready on a real node.
 func runningAgentPod(ctx context.Context, namespace string) *corev1.Pod {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: namespace}, Spec: agentPodSpec()}
 	Expect(k8sClient.Create(ctx, pod)).To(Succeed())
 	Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
-		if pod.Spec.NodeName != "" && pod.Spec.NodeName != realNodeName {
-			StopTrying(fmt.Sprintf("pod %s was scheduled to %s, not the real node", pod.Name, pod.Spec.NodeName)).Now()
+		if pod.Spec.NodeName != "" && !strings.HasPrefix(pod.Spec.NodeName, realNodePrefix) {
+			StopTrying(fmt.Sprintf("pod %s was scheduled to %s, not a real node", pod.Name, pod.Spec.NodeName)).Now()
 		}
-		g.Expect(pod.Spec.NodeName).To(Equal(realNodeName))
+		g.Expect(pod.Spec.NodeName).To(beARealNode())
 		g.Expect(podReady(pod)).To(BeTrue(), "pod %s is %s", pod.Name, pod.Status.Phase)
 	}).WithContext(ctx).Should(Succeed())
 	return pod
@@ -156,20 +209,31 @@ func podReady(pod *corev1.Pod) bool {
 	return false
 }
 
-var _ = Describe("The real node", Ordered, func() {
+var _ = Describe("The real nodes", Ordered, func() {
 	BeforeAll(requireRealNode)
 
-	It("is Ready beside the kwok nodes, labelled and tainted so that only pods that ask land on it", func(ctx SpecContext) {
-		node := &corev1.Node{}
-		Eventually(func(g Gomega) {
-			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: realNodeName}, node)).To(Succeed())
-			g.Expect(node.Status.Conditions).To(ContainElement(And(
-				HaveField("Type", corev1.NodeReady), HaveField("Status", corev1.ConditionTrue))))
-		}).WithContext(ctx).Should(Succeed())
-		Expect(node.Labels).To(HaveKeyWithValue(realNodeLabel, "true"))
-		Expect(node.Spec.Taints).To(ContainElement(And(
-			HaveField("Key", realNodeLabel), HaveField("Effect", corev1.TaintEffectNoSchedule))))
-		Expect(node.Status.Addresses).To(ContainElement(HaveField("Type", corev1.NodeInternalIP)))
+	It("are Ready beside the kwok nodes, labelled and tainted so that only pods that ask land on them", func(ctx SpecContext) {
+		names := realNodeNames(ctx)
+		if count, err := strconv.Atoi(os.Getenv("E2E_REAL_NODES")); err == nil {
+			want := make([]string, count)
+			for i := range want {
+				want[i] = realNodePrefix + strconv.Itoa(i+1)
+			}
+			Expect(names).To(Equal(want), "the real nodes of a cluster started with REAL_NODES=%d", count)
+		}
+		for _, name := range names {
+			Expect(name).To(beARealNode())
+			node := &corev1.Node{}
+			Eventually(func(g Gomega) {
+				g.Expect(k8sClient.Get(ctx, client.ObjectKey{Name: name}, node)).To(Succeed())
+				g.Expect(node.Status.Conditions).To(ContainElement(And(
+					HaveField("Type", corev1.NodeReady), HaveField("Status", corev1.ConditionTrue))))
+			}).WithContext(ctx).Should(Succeed(), "node %s", name)
+			Expect(node.Labels).To(HaveKeyWithValue(realNodeLabel, "true"), name)
+			Expect(node.Spec.Taints).To(ContainElement(And(
+				HaveField("Key", realNodeLabel), HaveField("Effect", corev1.TaintEffectNoSchedule))), name)
+			Expect(node.Status.Addresses).To(ContainElement(HaveField("Type", corev1.NodeInternalIP)), name)
+		}
 	})
 
 	It("runs a Deployment of our own image that answers on its pod IPs and through a ClusterIP Service, and resolves Service names", func(ctx SpecContext) {
@@ -202,8 +266,8 @@ var _ = Describe("The real node", Ordered, func() {
 		names := make([]string, 0, len(pods.Items))
 		for i := range pods.Items {
 			pod := &pods.Items[i]
-			Expect(pod.Spec.NodeName).To(Equal(realNodeName), "the namespace's annotations place its pods")
-			By("reaching pod " + pod.Name + " on its IP " + pod.Status.PodIP)
+			Expect(pod.Spec.NodeName).To(beARealNode(), "the namespace's annotations place its pods")
+			By("reaching pod " + pod.Name + " on " + pod.Spec.NodeName + " at its IP " + pod.Status.PodIP)
 			expectAgent(ctx, pod, "/hostname", http.StatusOK, Equal(pod.Name))
 			names = append(names, pod.Name)
 		}
@@ -280,10 +344,9 @@ var _ = Describe("The real node", Ordered, func() {
 	It("cleans up a pod's node-local state when the pod is deleted", func(ctx SpecContext) {
 		ns := realNodeNamespace(ctx, "e2e-real-cleanup")
 		pod := runningAgentPod(ctx, ns)
-		nodeDir := filepath.Join(requiredEnv("E2E_LOCAL_DIR"), "node")
 		state := []string{
-			filepath.Join(nodeDir, "kubelet", "pods", string(pod.UID)),         // volumes, token, etc-hosts
-			filepath.Join(nodeDir, "cni", "ipam", "quintet", pod.Status.PodIP), // the pod's address
+			realNodeDir(pod.Spec.NodeName, "kubelet", "pods", string(pod.UID)),         // volumes, token, etc-hosts
+			realNodeDir(pod.Spec.NodeName, "cni", "ipam", "quintet", pod.Status.PodIP), // the pod's address
 		}
 		for _, path := range state {
 			Expect(path).To(BeAnExistingFile(), "node-local state of a running pod")
@@ -299,7 +362,7 @@ var _ = Describe("The real node", Ordered, func() {
 		}).WithContext(ctx).Should(Succeed())
 	})
 
-	It("keeps pod traffic on the machine: a host off the bridge is unreachable from pods and the guard counts the drops", func(ctx SpecContext) {
+	It("keeps pod traffic on the machine: a host off the bridges is unreachable from pods and the guard counts the drops", func(ctx SpecContext) {
 		host := startTestHost(ctx)
 		By("reaching the test host " + host + " from this machine itself: it exists and answers")
 		Eventually(func(g Gomega) {
@@ -320,23 +383,25 @@ var _ = Describe("The real node", Ordered, func() {
 	})
 })
 
-// sandboxesOf lists the real node's pod sandboxes for a pod, through the CRI.
+// sandboxesOf lists a pod's sandboxes on the real node it was scheduled to, through the CRI.
 func sandboxesOf(pod *corev1.Pod) []string {
-	return strings.Fields(crictl("pods", "--quiet", "--label", "io.kubernetes.pod.uid="+string(pod.UID)))
+	return strings.Fields(crictl(pod.Spec.NodeName, "pods", "--quiet", "--label", "io.kubernetes.pod.uid="+string(pod.UID)))
 }
 
-// crictl runs crictl against the real node's containerd and returns what it printed.
-func crictl(args ...string) string {
+// crictl runs crictl against the containerd of the real node named node and returns what it
+// printed.
+func crictl(node string, args ...string) string {
 	cmd := exec.Command(requiredEnv("E2E_CRICTL"),
-		append([]string{"--runtime-endpoint", "unix://" + filepath.Join(requiredEnv("E2E_LOCAL_DIR"), "node", "containerd", "containerd.sock")}, args...)...)
+		append([]string{"--runtime-endpoint", "unix://" + realNodeDir(node, "containerd", "containerd.sock")}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	Expect(err).NotTo(HaveOccurred(), "crictl %s: %s", strings.Join(args, " "), stderr.String())
+	Expect(err).NotTo(HaveOccurred(), "crictl on %s: %s: %s", node, strings.Join(args, " "), stderr.String())
 	return string(out)
 }
 
-// guardDrops reads the packet count of the real node's forward guard.
+// guardDrops reads the packet count of the host's forward guard, which keeps every real
+// node's pod traffic on the machine.
 func guardDrops() int {
 	out, err := exec.Command("nft", "--json", "list", "counter", "inet", "quintet_guard", "forward_dropped").CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
@@ -357,7 +422,7 @@ func guardDrops() int {
 	return 0
 }
 
-// startTestHost makes a test host that is not on the pod bridge: a network namespace of its
+// startTestHost makes a test host that is not on a pod bridge: a network namespace of its
 // own behind a veth pair, with the agent listening in it. It returns the host's address; all
 // of it is removed when the spec ends. Nothing here is ever outside the machine.
 func startTestHost(ctx context.Context) string {

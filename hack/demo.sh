@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make demo: on the running local cluster, install every operator and apply its samples, wait
-# until each sample is Ready and print a table. With the real node, each operator is deployed
+# until each sample is Ready and print a table. With real nodes, each operator is deployed
 # as a platform team would (config/default: namespace, RBAC, Deployment with the image `make
 # images` built) and its manager runs in a pod there, the tutorial's EtcdCluster runs three
 # real etcd members there (config/demo/etcd-real-node), backed up hourly to the local S3 store,
@@ -41,7 +41,7 @@ start_manager() {
 
 # deploy_in_cluster installs one operator from its config/default into <operator>-system,
 # a namespace whose pods the PodNodeSelector and PodTolerationRestriction admission plugins
-# place on the real node, and waits for its manager.
+# place on the real nodes, and waits for its manager.
 deploy_in_cluster() {
   local op=$1 ns=$1-system
   real_node_namespace "$ns"
@@ -63,10 +63,10 @@ deploy_in_cluster() {
 }
 
 real_node=""
-k get node quintet-node >/dev/null 2>&1 && real_node=yes
+[ -n "$(real_nodes)" ] && real_node=yes
 
 # samples OPERATOR: the kustomization of the samples the demo applies: the operator's
-# config/samples or, with the real node, an overlay of them under config/demo that runs their
+# config/samples or, with real nodes, an overlay of them under config/demo that runs their
 # pods there for real (etcd-cluster's: kwok nodes run no etcd).
 samples() {
   case "$real_node:$1" in
@@ -77,7 +77,7 @@ samples() {
   esac
 }
 
-# backup_store readies the store of etcd-cluster's EtcdBackup sample, with the real node: the
+# backup_store readies the store of etcd-cluster's EtcdBackup sample, with real nodes: the
 # local cluster's S3 store and its bucket etcd-backups (make s3-up), and the sample's awsSecret
 # holding its credentials. Without it no store runs; the sample's cluster sits on kwok nodes
 # and the backup waits for it (WaitingForCluster).
@@ -88,7 +88,7 @@ backup_store() {
 }
 
 # Every sample object, plus the smoke Deployment, as kind/name; on_real_node lists those whose
-# pods run on the real node.
+# pods run on the real nodes.
 objects=(deployment.apps/demo-smoke)
 on_real_node=()
 for op in ${OPERATORS:-}; do
@@ -159,7 +159,7 @@ for o in "${objects[@]}"; do
 done
 if [ -z "$real_node" ] && k get -n "$NS" etcdclusters -o name 2>/dev/null | grep -q .; then
   echo "(An EtcdCluster on kwok nodes says MembersUnreachable: kwok runs no containers, so no etcd answers."
-  echo " With the real node, make demo runs it there, with three real etcd members, and its"
+  echo " With real nodes, make demo runs it there, with three real etcd members, and its"
   echo " EtcdBackup, WaitingForCluster here, backs it up to the local cluster's S3 store, and its"
   echo " EtcdRestore, CredentialsInvalid here (no store runs), restores the newest backup into"
   echo " example-etcd-cluster-restored.)"
@@ -183,13 +183,17 @@ if k get -n "$NS" minimarts.charts.samutup.com minimart-sample >/dev/null 2>&1; 
   echo "\$ helm list -n $NS"
   "$HELM" list -n "$NS"
   port=$(k get -n "$NS" service minimart-sample -o jsonpath='{.spec.ports[0].nodePort}')
-  node=quintet-node; [ -n "$real_node" ] || node=$(k get -n "$NS" pods -l app.kubernetes.io/instance=minimart-sample -o jsonpath='{.items[0].spec.nodeName}')
-  ip=$(k get node "$node" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
-  echo "\$ curl http://$ip:$port/"
+  node=$(k get -n "$NS" pods -l app.kubernetes.io/instance=minimart-sample -o jsonpath='{.items[0].spec.nodeName}')
   if [ -n "$real_node" ]; then
+    # One kube-proxy serves the NodePorts of every real node, on the host address they share
+    # (the API server's).
+    ip=$(k config view --minify -o jsonpath='{.clusters[0].cluster.server}'); ip=${ip#*://}; ip=${ip%%:*}
+    echo "\$ curl http://$ip:$port/    # its pod runs on $node"
     curl -fsS --max-time 10 "http://$ip:$port/"
   else
-    echo "(kwok node $node runs no container: with the real node, the page answers here)"
+    ip=$(k get node "$node" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
+    echo "\$ curl http://$ip:$port/"
+    echo "(kwok node $node runs no container: with real nodes, the page answers on this NodePort)"
   fi
 fi
 # api_url OPERATOR: where the operator's REST API answers from this machine.
@@ -227,8 +231,11 @@ if [ -n "${OPERATORS:-}" ]; then
 fi
 if [ -n "$real_node" ]; then
   echo
-  echo "== Pods on the real node"
-  k get pods -A --field-selector spec.nodeName=quintet-node -o wide
+  echo "== Pods on the real nodes"
+  for node in $(real_nodes); do
+    echo "-- $node"
+    k get pods -A --field-selector "spec.nodeName=$node" -o wide
+  done
 fi
 echo
 echo "Managers keep running on the local cluster; 'make cluster-down' stops everything."

@@ -29,11 +29,11 @@ up() {
   k apply --server-side -f "$OLM_BIN/crds" >/dev/null
   k wait --for condition=Established --timeout=60s -f "$OLM_BIN/crds" >/dev/null
   # The pods OLM makes in its namespace (bundle unpack Jobs, catalog pods of image catalog
-  # sources) run for real only on the real node: place them there when there is one. The
+  # sources) run for real only on the real nodes: place them there when there are any. The
   # catalog operator then reaches those catalog pods by Service name: it resolves names with
   # the cluster's DNS.
   local dns=()
-  if k get node quintet-node >/dev/null 2>&1; then
+  if [ -n "$(real_nodes)" ]; then
     dns=(--cluster-dns)
     real_node_namespace "$OLM_NS"
   else

@@ -7,7 +7,7 @@ import (
 )
 
 func TestTargetRefusesWhatTheHarnessDidNotMake(t *testing.T) {
-	made := Target{APIServer: "https://10.244.77.1:6443", Local: []net.IP{net.ParseIP("10.244.77.1")},
+	made := Target{APIServer: "https://10.244.76.1:6443", Local: []net.IP{net.ParseIP("10.244.76.1")},
 		Name: "robustness", Labels: map[string]string{HarnessLabel: "true"}, Endpoint: "10.96.0.12:2379"}
 	if err := made.Refusal(); err != nil {
 		t.Fatalf("the harness's own cluster refused: %v", err)

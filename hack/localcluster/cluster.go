@@ -13,8 +13,8 @@ import (
 )
 
 // Addresses and ranges of the local cluster. Everything listens on loopback, except the API
-// server when a real node runs: then it listens on the pod bridge's address (see realnode.go),
-// which pods can reach and nothing outside the machine can. Pod addresses of kwok nodes exist
+// server when real nodes run: then it listens on the host address (see realnode.go), which
+// pods can reach and nothing outside the machine can. Pod addresses of kwok nodes exist
 // only inside API objects.
 const (
 	host            = "127.0.0.1"
@@ -39,11 +39,11 @@ type layout struct {
 	Logs       string
 	EtcdData   string
 	Kubeconfig string
-	Images     string // image tarballs `make images` writes, imported into the real node
-	CoreDNS    string // the CoreDNS binary
-	PauseImage string // the pod sandbox image, one of Images
-	RealNode   bool   // whether the cluster has (or is to have) a real node
-	// RegistryCA is "HOST:PORT=CA_FILE": the real node's containerd trusts CA_FILE for the
+	Images     string     // image tarballs `make images` writes, imported into the real nodes
+	CoreDNS    string     // the CoreDNS binary
+	PauseImage string     // the pod sandbox image, one of Images
+	RealNodes  []realNode // the cluster's real nodes (none: kwok nodes only)
+	// RegistryCA is "HOST:PORT=CA_FILE": the real nodes' containerd trusts CA_FILE for the
 	// HTTPS registry at HOST:PORT (the local registry's HTTPS side). Empty: none.
 	RegistryCA string
 }
@@ -71,36 +71,41 @@ func newLayout(root, bin, images, coredns, pauseImage string) (*layout, error) {
 		CoreDNS:    coredns,
 		PauseImage: pauseImage,
 	}
-	_, err = os.Stat(l.realNodeMarker())
-	l.RealNode = err == nil
+	l.RealNodes = l.readRealNodes()
 	return l, nil
 }
 
 // kwokStages is the file of kwok stages `make tools` writes beside the binaries.
 func (l *layout) kwokStages() string { return filepath.Join(l.Bin, "kwok-stages.yaml") }
 
-// apiHost is the API server's address: the bridge's when a real node runs, so pods reach it.
+// apiHost is the API server's address: the host address when real nodes run, so pods reach it.
 func (l *layout) apiHost() string {
-	if l.RealNode {
-		return bridgeIP
+	if len(l.RealNodes) > 0 {
+		return hostIP
 	}
 	return host
 }
 
 func (l *layout) server() string { return fmt.Sprintf("https://%s:%d", l.apiHost(), apiServerPort) }
 
-// components are the names of every process of the cluster, in start order.
+// components are the names of every process of the cluster, in start order, but those of real
+// nodes stopped on purpose (node-stop, node-wipe).
 func (l *layout) components() []string {
 	names := append(slices.Clone(componentNames), provisionerProc)
-	if l.RealNode {
-		names = append(names, nodeComponentNames...)
+	if len(l.RealNodes) > 0 {
+		names = append(names, hostServiceNames...)
+	}
+	for _, n := range l.RealNodes {
+		if !l.isStopped(n) {
+			names = append(names, n.containerd(), n.kubelet())
+		}
 	}
 	return names
 }
 
 // up starts the cluster unless it already runs, and waits until it is usable. realNode is
-// one of the real-node modes.
-func up(ctx context.Context, l *layout, nodes int, realNode string) error {
+// one of the real-node modes, realCount the number of real nodes it asks for.
+func up(ctx context.Context, l *layout, nodes int, realNode string, realCount int) error {
 	if l.healthy(ctx) {
 		fmt.Printf("The local cluster is already running.\n")
 		return nil
@@ -112,7 +117,7 @@ func up(ctx context.Context, l *layout, nodes int, realNode string) error {
 	if err := l.checkBinaries(); err != nil {
 		return err
 	}
-	if err := l.decideRealNode(ctx, realNode); err != nil {
+	if err := l.decideRealNodes(ctx, realNode, realCount); err != nil {
 		return err
 	}
 	for _, dir := range []string{l.Root, l.Run, l.Logs} {
@@ -125,17 +130,24 @@ func up(ctx context.Context, l *layout, nodes int, realNode string) error {
 		return errors.Join(err, down(l))
 	}
 	real := "no real node"
-	if l.RealNode {
-		real = "the real node " + realNodeName
+	switch len(l.RealNodes) {
+	case 0:
+	case 1:
+		real = "the real node " + l.RealNodes[0].Name()
+	default:
+		real = fmt.Sprintf("%d real nodes (%s to %s)", len(l.RealNodes), l.RealNodes[0].Name(), l.RealNodes[len(l.RealNodes)-1].Name())
 	}
 	fmt.Printf("The local cluster is up in %.1fs with %d kwok nodes and %s.\n", time.Since(started).Seconds(), nodes, real)
 	return nil
 }
 
-// decideRealNode sets l.RealNode from the mode and what this machine can do, saying plainly
-// why there is no real node when there cannot be one.
-func (l *layout) decideRealNode(ctx context.Context, mode string) error {
-	l.RealNode = false
+// decideRealNodes sets l.RealNodes from the mode, the count and what this machine can do,
+// saying plainly why there is no real node when there cannot be one.
+func (l *layout) decideRealNodes(ctx context.Context, mode string, count int) error {
+	l.RealNodes = nil
+	if count < 1 || count > maxRealNodes {
+		return fmt.Errorf("%d real nodes: want 1 to %d (and --real-node off for none)", count, maxRealNodes)
+	}
 	switch mode {
 	case realNodeOff:
 		return nil
@@ -145,7 +157,7 @@ func (l *layout) decideRealNode(ctx context.Context, mode string) error {
 	}
 	if err := l.realNodePreflight(ctx); err != nil {
 		if mode == realNodeRequired {
-			return fmt.Errorf("the real node cannot start: %w", err)
+			return fmt.Errorf("the real nodes cannot start: %w", err)
 		}
 		fmt.Printf("No real node: %v. Continuing with kwok nodes only (REAL_NODE=required makes this an error).\n", err)
 		return nil
@@ -153,8 +165,8 @@ func (l *layout) decideRealNode(ctx context.Context, mode string) error {
 	if err := os.MkdirAll(l.nodeDir(), 0o755); err != nil {
 		return err
 	}
-	l.RealNode = true
-	return os.WriteFile(l.realNodeMarker(), nil, 0o644)
+	l.RealNodes = realNodes(count)
+	return l.saveRealNodeSettings()
 }
 
 func (l *layout) checkBinaries() error {
@@ -182,8 +194,8 @@ func (l *layout) startAll(ctx context.Context, nodes int) error {
 	if err := writeKubeconfig(l.Kubeconfig, l.server(), p.CA, p.Clients["admin"], "quintet-admin"); err != nil {
 		return err
 	}
-	if l.RealNode {
-		// The API server listens on the bridge; the guard is in place before any pod.
+	if len(l.RealNodes) > 0 {
+		// The API server listens on the host address; the guard is in place before any pod.
 		if err := l.setUpHostNetwork(); err != nil {
 			return err
 		}
@@ -221,8 +233,11 @@ func (l *layout) startAll(ctx context.Context, nodes int) error {
 	if err := createKwokNodes(ctx, api, nodes); err != nil {
 		return err
 	}
-	if l.RealNode {
-		if err := l.startRealNode(ctx, p, api); err != nil {
+	if len(l.RealNodes) > 0 {
+		if err := l.startHostServices(ctx, p, api); err != nil {
+			return err
+		}
+		if err := l.startRealNodes(ctx, p, api); err != nil {
 			return err
 		}
 	}
@@ -295,18 +310,19 @@ func (l *layout) healthy(ctx context.Context) bool {
 }
 
 // down stops every process recorded in the run folder (first the extras, such as the
-// managers `make demo` starts, then the real node, then the control plane in reverse order)
-// and removes the cluster state, keeping logs.
+// managers `make demo` starts, then the real nodes, then the control plane in reverse order)
+// and removes the cluster state, keeping logs: also after a node fault (a stopped, wiped,
+// partitioned or isolated node).
 func down(l *layout) error {
 	var errs []error
 	for _, name := range l.extraProcesses() {
 		errs = append(errs, l.stop(name, stopGracePeriod))
 	}
-	errs = append(errs, l.stop(provisionerProc, stopGracePeriod), l.stopRealNode())
+	errs = append(errs, l.stop(provisionerProc, stopGracePeriod), l.stopRealNodes())
 	for i := len(componentNames) - 1; i >= 0; i-- {
 		errs = append(errs, l.stop(componentNames[i], stopGracePeriod))
 	}
-	errs = append(errs, l.removeRealNode())
+	errs = append(errs, l.removeRealNodes())
 	for _, dir := range []string{l.PKI, l.EtcdData, l.Run, l.volumesDir()} {
 		errs = append(errs, os.RemoveAll(dir))
 	}
@@ -316,7 +332,8 @@ func down(l *layout) error {
 
 // isComponent tells whether name is one of the cluster's own processes (not an extra).
 func isComponent(name string) bool {
-	return slices.Contains(componentNames, name) || slices.Contains(nodeComponentNames, name) || name == provisionerProc
+	return slices.Contains(componentNames, name) || slices.Contains(hostServiceNames, name) || name == provisionerProc ||
+		strings.HasPrefix(name, containerdName+"-"+realNodePrefix) || strings.HasPrefix(name, kubeletName+"-"+realNodePrefix)
 }
 
 // extraProcesses names the pid files in the run folder that are not cluster components.
@@ -339,9 +356,15 @@ func removeIfExists(path string) error {
 	return nil
 }
 
-// status prints each component's state and reports whether all run.
+// status prints each component's state and reports whether all run (real nodes stopped on
+// purpose are said to be, and count as intended).
 func status(l *layout) bool {
 	all := true
+	for _, n := range l.RealNodes {
+		if l.isStopped(n) {
+			fmt.Printf("%-24s stopped (%s or %s; `make node-start NODE=%s` starts it)\n", n.Name(), faultStop, faultWipe, n.Name())
+		}
+	}
 	for _, name := range l.components() {
 		pid, ok := l.running(name)
 		state := "stopped"

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"syscall"
@@ -18,7 +21,7 @@ func (l *layout) withClusterDNS(exe string, args []string) []string {
 }
 
 // clusterDNSApplies says whether a program using kubeconfig (a KUBECONFIG value) talks to this
-// local cluster and the cluster's DNS is there to give it: only the real node runs CoreDNS.
+// local cluster and the cluster's DNS is there to give it: only a cluster with real nodes runs CoreDNS.
 // Another cluster's names mean nothing to this one's DNS.
 func (l *layout) clusterDNSApplies(kubeconfig string) bool {
 	if _, err := os.Stat(l.hostResolvConf()); err != nil {
@@ -61,4 +64,26 @@ func execForeground(l *layout, command []string, clusterDNS bool) error {
 		return err
 	}
 	return syscall.Exec(argv[0], argv, os.Environ()) //nolint:gosec // running the caller's command is the point
+}
+
+// coreDNSAccess lets CoreDNS's identity read what its kubernetes plugin watches.
+var coreDNSAccess = map[string]string{
+	"/apis/rbac.authorization.k8s.io/v1/clusterroles": `{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+  "metadata": {"name": "quintet:coredns"},
+  "rules": [
+    {"apiGroups": [""], "resources": ["services", "pods", "namespaces"], "verbs": ["list", "watch"]},
+    {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]}]}`,
+	"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings": `{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+  "metadata": {"name": "quintet:coredns"},
+  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "quintet:coredns"},
+  "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:quintet-coredns"}]}`,
+}
+
+func ensureCoreDNSAccess(ctx context.Context, api *apiClient) error {
+	for path, obj := range coreDNSAccess {
+		if code, err := api.do(ctx, http.MethodPost, path, json.RawMessage(obj), nil); err != nil && code != http.StatusConflict {
+			return fmt.Errorf("granting CoreDNS read access: %w", err)
+		}
+	}
+	return nil
 }

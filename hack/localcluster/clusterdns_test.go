@@ -41,7 +41,7 @@ func TestExecGivesTheClusterDNSOnlyToProgramsUsingThisCluster(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(l.hostResolvConf()), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(l.hostResolvConf(), []byte("nameserver "+bridgeIP+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(l.hostResolvConf(), []byte("nameserver "+hostIP+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	check("this cluster's kubeconfig, real node DNS", true, l.Kubeconfig, wrapped)
@@ -74,7 +74,7 @@ func TestExecRunsTheProgramInItsPlaceWithTheClusterResolvConf(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(l.hostResolvConf()), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	clusterResolvConf := "nameserver " + bridgeIP + "\nsearch " + clusterDomain + "\n# " + t.Name() + "\n"
+	clusterResolvConf := "nameserver " + hostIP + "\nsearch " + clusterDomain + "\n# " + t.Name() + "\n"
 	if err := os.WriteFile(l.hostResolvConf(), []byte(clusterResolvConf), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func (l *layout) certRequests() []certRequest {
 	reqs := []certRequest{
 		{Name: "apiserver", CommonName: "kube-apiserver", Server: true,
 			DNSNames: []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"},
-			IPs:      []net.IP{net.ParseIP(host), net.ParseIP(bridgeIP), net.ParseIP("10.96.0.1")}},
+			IPs:      []net.IP{net.ParseIP(host), net.ParseIP(hostIP), net.ParseIP("10.96.0.1")}},
 		{Name: "admin", CommonName: "quintet-admin", Organization: []string{mastersGroup}},
 		{Name: controllerManagerName, CommonName: "system:" + controllerManagerName},
 		{Name: schedulerName, CommonName: "system:" + schedulerName},
@@ -36,8 +36,11 @@ func (l *layout) certRequests() []certRequest {
 		// express for a single identity.
 		{Name: kwokName, CommonName: kwokName, Organization: []string{mastersGroup}},
 	}
-	if l.RealNode {
-		reqs = append(reqs, nodeCertRequests()...)
+	if len(l.RealNodes) > 0 {
+		reqs = append(reqs, hostServiceCertRequests()...)
+	}
+	for _, n := range l.RealNodes {
+		reqs = append(reqs, n.certRequests()...)
 	}
 	return reqs
 }
@@ -49,8 +52,8 @@ func (l *layout) processes() []process {
 	kubeconfig := func(name string) string { return filepath.Join(l.PKI, name+".kubeconfig") }
 	etcdURL := fmt.Sprintf("http://%s:%d", host, etcdClientPort)
 	peerURL := fmt.Sprintf("http://%s:%d", host, etcdPeerPort)
-	var kubeletClient []string // how the API server reaches the real node's kubelet (logs, exec)
-	if l.RealNode {
+	var kubeletClient []string // how the API server reaches the real nodes' kubelets (logs, exec)
+	if len(l.RealNodes) > 0 {
 		kubeletClient = []string{
 			"--kubelet-client-certificate=" + pki("apiserver-kubelet-client.crt"),
 			"--kubelet-client-key=" + pki("apiserver-kubelet-client.key"),
@@ -77,7 +80,7 @@ func (l *layout) processes() []process {
 			"--service-cluster-ip-range=" + serviceCIDR,
 			"--authorization-mode=Node,RBAC",
 			// PodNodeSelector and PodTolerationRestriction read namespace annotations, so a
-			// namespace can place all its pods (also those OLM creates) on the real node.
+			// namespace can place all its pods (also those OLM creates) on the real nodes.
 			"--enable-admission-plugins=NodeRestriction,PodSecurity,PodNodeSelector,PodTolerationRestriction",
 			noProfiling,
 		}, kubeletClient...)},

@@ -6,15 +6,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
 // guardTable is the nftables table that keeps pod traffic on the machine: every forwarded
-// packet that does not leave through the pod bridge is counted and dropped. It exists before
-// the first pod does (the bridge plugin turns on IP forwarding at every pod start).
+// packet that does not leave through one of the real nodes' pod bridges is counted and
+// dropped. It exists before the first pod does (the bridge plugin turns on IP forwarding at
+// every pod start).
 const (
 	guardTable   = "quintet_guard"
 	guardCounter = "forward_dropped"
+	bridgePrefix = "quintet"
 )
 
 const guardRules = `table inet %[1]s {
@@ -22,10 +25,19 @@ const guardRules = `table inet %[1]s {
 	}
 	chain forward {
 		type filter hook forward priority filter - 10; policy accept;
-		oifname != "%[3]s" counter name "%[2]s" drop
+		oifname != { %[3]s } counter name "%[2]s" drop
 	}
 }
 `
+
+// guardRulesFor is the guard for the given real nodes' bridges.
+func guardRulesFor(nodes []realNode) string {
+	bridges := make([]string, len(nodes))
+	for i, n := range nodes {
+		bridges[i] = strconv.Quote(n.Bridge())
+	}
+	return fmt.Sprintf(guardRules, guardTable, guardCounter, strings.Join(bridges, ", "))
+}
 
 // kubeProxyTables are the tables kube-proxy's nftables mode creates.
 var kubeProxyTables = []string{"ip kube-proxy", "ip6 kube-proxy"}
@@ -41,7 +53,8 @@ var touchedSysctls = []string{
 
 func (l *layout) savedSysctls() string { return l.nodeDir("sysctls.saved") }
 
-// setUpHostNetwork saves the sysctls, installs the guard, then creates the pod bridge.
+// setUpHostNetwork saves the sysctls, installs the guard, puts the host address on loopback,
+// then creates each real node's pod bridge, removing leftover ones first.
 func (l *layout) setUpHostNetwork() error {
 	if err := os.MkdirAll(l.nodeDir(), 0o755); err != nil {
 		return err
@@ -50,32 +63,68 @@ func (l *layout) setUpHostNetwork() error {
 		return err
 	}
 	_ = runCmd("nft", "delete", "table", "inet", guardTable) // a leftover from a crash
-	if err := runInput(fmt.Sprintf(guardRules, guardTable, guardCounter, bridgeName), "nft", "-f", "-"); err != nil {
+	if err := runInput(guardRulesFor(l.RealNodes), "nft", "-f", "-"); err != nil {
 		return fmt.Errorf("installing the nftables guard: %w", err)
 	}
-	ports, err := removeBridge(bridgeName)
-	if err != nil {
-		return fmt.Errorf("removing the leftover pod bridge %s: %w", bridgeName, err)
-	}
-	if ports != nil {
-		fmt.Printf("Removed a leftover pod bridge %s and its %d ports %v: pods of a cluster that was never taken down, "+
-			"holding addresses this cluster hands out.\n", bridgeName, len(ports), ports)
-	}
-	if err := runCmd("ip", "link", "add", bridgeName, "type", "bridge"); err != nil {
+	if err := removeLeftoverBridges(); err != nil {
 		return err
 	}
-	if err := runCmd("ip", "addr", "replace", bridgeIP+"/24", "dev", bridgeName); err != nil {
+	if err := runCmd("ip", "addr", "replace", hostIP+"/32", "dev", "lo"); err != nil {
 		return err
 	}
-	return runCmd("ip", "link", "set", bridgeName, "up")
+	for _, n := range l.RealNodes {
+		if err := runCmd("ip", "link", "add", n.Bridge(), "type", "bridge"); err != nil {
+			return err
+		}
+		if err := runCmd("ip", "addr", "replace", n.IP()+"/24", "dev", n.Bridge()); err != nil {
+			return err
+		}
+		if err := runCmd("ip", "link", "set", n.Bridge(), "up"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// tearDownHostNetwork removes the bridge and the tables, and restores the sysctls.
+// removeLeftoverBridges removes every pod bridge a cluster left (one that was never taken
+// down, or had other real nodes), saying so.
+func removeLeftoverBridges() error {
+	for _, bridge := range podBridges() {
+		ports, err := removeBridge(bridge)
+		if err != nil {
+			return fmt.Errorf("removing the leftover pod bridge %s: %w", bridge, err)
+		}
+		fmt.Printf("Removed a leftover pod bridge %s and its %d ports %v: pods of a cluster that was never taken down, "+
+			"holding addresses this cluster hands out.\n", bridge, len(ports), ports)
+	}
+	return nil
+}
+
+// podBridges are the bridges on this machine named like a real node's.
+func podBridges() []string {
+	links, _ := filepath.Glob(filepath.Join("/sys/class/net", bridgePrefix+"*", "bridge"))
+	var bridges []string
+	for _, link := range links {
+		name := filepath.Base(filepath.Dir(link))
+		if _, err := strconv.Atoi(strings.TrimPrefix(name, bridgePrefix)); err == nil {
+			bridges = append(bridges, name)
+		}
+	}
+	return bridges
+}
+
+// tearDownHostNetwork removes the bridges, the host address, the guard's, the faults' and
+// kube-proxy's tables, and restores the sysctls.
 func (l *layout) tearDownHostNetwork() error {
 	var errs []error
-	_, err := removeBridge(bridgeName)
-	errs = append(errs, err)
-	for _, table := range append([]string{"inet " + guardTable}, kubeProxyTables...) {
+	for _, bridge := range podBridges() {
+		_, err := removeBridge(bridge)
+		errs = append(errs, err)
+	}
+	if out, err := exec.Command("ip", "-o", "addr", "show", "dev", "lo").Output(); err == nil && strings.Contains(string(out), " "+hostIP+"/32") {
+		errs = append(errs, runCmd("ip", "addr", "del", hostIP+"/32", "dev", "lo"))
+	}
+	for _, table := range append(append([]string{"inet " + guardTable}, faultTables()...), kubeProxyTables...) {
 		if runCmd("nft", "list", "table", table) == nil {
 			errs = append(errs, runCmd("nft", append([]string{"delete", "table"}, strings.Fields(table)...)...))
 		}
@@ -93,6 +142,12 @@ func removeBridge(name string) ([]string, error) {
 	if !linkExists(name) {
 		return nil, nil
 	}
+	ports, err := removeBridgePorts(name)
+	return ports, errors.Join(err, runCmd("ip", "link", "delete", name))
+}
+
+// removeBridgePorts deletes every link attached to a bridge and returns their names.
+func removeBridgePorts(name string) ([]string, error) {
 	entries, err := os.ReadDir(filepath.Join("/sys/class/net", name, "brif"))
 	if err != nil {
 		return nil, err
@@ -105,7 +160,7 @@ func removeBridge(name string) ([]string, error) {
 			errs = append(errs, err)
 		}
 	}
-	return ports, errors.Join(append(errs, runCmd("ip", "link", "delete", name))...)
+	return ports, errors.Join(errs...)
 }
 
 func linkExists(name string) bool {

@@ -81,7 +81,8 @@ const cniConfig = `{
 }
 `
 
-// kubeletConfig: cgroup v1 with cgroupfs (failCgroupV1: false, or v1.36 refuses to start),
+// kubeletConfig: each node's kubelet listens on its node's address (so every node has the same
+// ports), cgroup v1 with cgroupfs (failCgroupV1: false, or v1.36 refuses to start),
 // no iptables chains, no read-only port, pod logs under the node folder, image garbage
 // collection off (our images cannot be pulled again), eviction only when really out of space.
 const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
@@ -89,7 +90,7 @@ kind: KubeletConfiguration
 address: %[1]s
 port: 10250
 readOnlyPort: 0
-healthzBindAddress: 127.0.0.1
+healthzBindAddress: %[1]s
 healthzPort: 10248
 authentication:
   anonymous:
@@ -108,7 +109,7 @@ cgroupRoot: /%[6]s
 failCgroupV1: false
 failSwapOn: false
 makeIPTablesUtilChains: false
-clusterDNS: [%[1]s]
+clusterDNS: [%[9]s]
 clusterDomain: %[7]s
 resolvConf: ""
 podLogsDir: %[8]s
@@ -123,9 +124,12 @@ serializeImagePulls: false
 maxPods: 110
 `
 
-// kubeProxyConfig: nftables mode on the bridge address. masqueradeAll, because without
-// br_netfilter a Service reply between two pods on the bridge would skip conntrack; the
-// masquerade address is the bridge's own. Conntrack sysctls are left as they are.
+// kubeProxyConfig: one kube-proxy, in nftables mode on the host address, programs Services for
+// every real node (they share the host's kernel). masqueradeAll, because without br_netfilter a
+// Service reply between two pods on one bridge would skip conntrack; the masquerade address is
+// the outgoing bridge's own. hostnameOverride names the first real node: kube-proxy reads
+// its Node, and the first one is where Services' node-local endpoints are. Conntrack sysctls
+// are left as they are.
 const kubeProxyConfig = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 mode: nftables
@@ -134,7 +138,7 @@ healthzBindAddress: 127.0.0.1:10256
 metricsBindAddress: 127.0.0.1:10249
 hostnameOverride: %[2]s
 clusterCIDR: %[3]s
-nodePortAddresses: [%[1]s/32]
+nodePortAddresses: [%[3]s]
 clientConnection:
   kubeconfig: %[4]s
 nftables:
@@ -146,7 +150,7 @@ conntrack:
   tcpCloseWaitTimeout: 0s
 `
 
-// corefile serves the cluster domain (and reverse lookups) on the bridge address only. There
+// corefile serves the cluster domain (and reverse lookups) on the host address only. There
 // is no forward plugin: names outside the cluster are refused, never resolved upstream.
 const corefile = `.:53 {
     bind %[1]s
@@ -160,31 +164,46 @@ const corefile = `.:53 {
 }
 `
 
-// writeNodeConfigs writes every configuration file of the real node.
-func (l *layout) writeNodeConfigs() error {
-	for _, dir := range []string{l.nodeDir("cni", "net.d"), l.nodeDir("kubelet", "pki"), l.nodeDir("pod-logs")} {
+// writeHostServiceConfigs writes the configuration of what the real nodes share: kube-proxy,
+// CoreDNS and the resolv.conf of host processes that use the cluster's DNS.
+func (l *layout) writeHostServiceConfigs() error {
+	pki := func(name string) string { return filepath.Join(l.PKI, name) }
+	return writeFiles(map[string]string{
+		l.nodeDir("kube-proxy.yaml"): fmt.Sprintf(kubeProxyConfig,
+			hostIP, realNodes(1)[0].Name(), podNetwork, pki(kubeProxyName+".kubeconfig")),
+		l.nodeDir("Corefile"): fmt.Sprintf(corefile, hostIP, clusterDomain, pki(corednsName+".kubeconfig")),
+		l.hostResolvConf():    fmt.Sprintf("nameserver %s\nsearch %s\noptions ndots:5\n", hostIP, clusterDomain),
+	})
+}
+
+// writeNodeConfigs writes every configuration file of a real node.
+func (l *layout) writeNodeConfigs(n realNode) error {
+	for _, dir := range []string{l.realNodeDir(n, "cni", "net.d"), l.realNodeDir(n, "kubelet", "pki"), l.realNodeDir(n, "pod-logs")} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
 	}
 	pki := func(name string) string { return filepath.Join(l.PKI, name) }
-	files := map[string]string{
-		l.nodeDir("containerd.toml"): fmt.Sprintf(containerdConfig,
-			l.nodeDir("containerd", "root"), l.nodeDir("containerd", "state"), l.containerdSocket(),
-			l.PauseImage, l.nodeDir("containerd", "runc"), l.nodeDir("cni", "net.d")),
-		l.nodeDir("cni", "net.d", "10-quintet.conflist"): fmt.Sprintf(cniConfig,
-			bridgeName, l.nodeDir("cni", "ipam"), podSubnet, podRangeStart, bridgeIP),
-		l.nodeDir("kubelet.yaml"): fmt.Sprintf(kubeletConfig,
-			bridgeIP, pki("ca.crt"), pki("kubelet-serving.crt"), pki("kubelet-serving.key"),
-			l.containerdSocket(), cgroupParent, clusterDomain, l.nodeDir("pod-logs")),
-		l.nodeDir("kube-proxy.yaml"): fmt.Sprintf(kubeProxyConfig,
-			bridgeIP, realNodeName, podSubnet, pki(kubeProxyName+".kubeconfig")),
-		l.nodeDir("Corefile"): fmt.Sprintf(corefile, bridgeIP, clusterDomain, pki(corednsName+".kubeconfig")),
-		l.hostResolvConf():    fmt.Sprintf("nameserver %s\nsearch %s\noptions ndots:5\n", bridgeIP, clusterDomain),
-	}
+	containerd := fmt.Sprintf(containerdConfig,
+		l.realNodeDir(n, "containerd", "root"), l.realNodeDir(n, "containerd", "state"), l.containerdSocket(n),
+		l.PauseImage, l.realNodeDir(n, "containerd", "runc"), l.realNodeDir(n, "cni", "net.d"))
 	if host, ca, ok := strings.Cut(l.RegistryCA, "="); ok {
-		files[l.nodeDir("containerd.toml")] += fmt.Sprintf(containerdRegistryCA, host, ca)
+		containerd += fmt.Sprintf(containerdRegistryCA, host, ca)
 	}
+	return writeFiles(map[string]string{
+		l.realNodeDir(n, "containerd.toml"): containerd,
+		l.realNodeDir(n, "cni", "net.d", "10-quintet.conflist"): fmt.Sprintf(cniConfig,
+			n.Bridge(), l.realNodeDir(n, "cni", "ipam"), n.Subnet(), podRangeStart(n), n.IP()),
+		l.realNodeDir(n, "kubelet.yaml"): fmt.Sprintf(kubeletConfig,
+			n.IP(), pki("ca.crt"), pki(n.kubelet()+"-serving.crt"), pki(n.kubelet()+"-serving.key"),
+			l.containerdSocket(n), n.CgroupParent(), clusterDomain, l.realNodeDir(n, "pod-logs"), hostIP),
+	})
+}
+
+// podRangeStart is a node's first pod address.
+func podRangeStart(n realNode) string { return strings.TrimSuffix(n.IP(), ".1") + ".10" }
+
+func writeFiles(files map[string]string) error {
 	for path, content := range files {
 		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 			return err

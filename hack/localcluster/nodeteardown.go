@@ -29,60 +29,107 @@ func cgroupHierarchies() []string {
 	return dirs
 }
 
-// createPodCgroups creates the kubelet's cgroup root in every hierarchy, with the cpuset
-// of the machine (a new v1 cpuset cgroup starts empty and would accept no task).
-func (l *layout) createPodCgroups() error {
+// createPodCgroups creates a node's kubelet cgroup root in every hierarchy, with the cpuset of
+// the machine at each level (a new v1 cpuset cgroup starts empty and would accept no task),
+// and the cgroup its kubelet runs in.
+func (l *layout) createPodCgroups(n realNode) error {
 	for _, h := range cgroupHierarchies() {
-		dir := filepath.Join(h, cgroupParent)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("creating cgroup %s: %w", dir, err)
-		}
-		if filepath.Base(h) != "cpuset" {
-			continue
-		}
-		for _, file := range []string{"cpuset.cpus", "cpuset.mems"} {
-			value, err := os.ReadFile(filepath.Join(h, file))
-			if err != nil {
-				return err
+		for _, dir := range []string{filepath.Join(h, cgroupParent), filepath.Join(h, n.CgroupParent())} {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("creating cgroup %s: %w", dir, err)
 			}
-			if err := os.WriteFile(filepath.Join(dir, file), value, 0o644); err != nil {
-				return err
+			if filepath.Base(h) == "cpuset" {
+				if err := copyCpuset(h, dir); err != nil {
+					return err
+				}
 			}
+		}
+	}
+	return os.MkdirAll(kubeletCgroupPath(n), 0o755)
+}
+
+func copyCpuset(from, to string) error {
+	for _, file := range []string{"cpuset.cpus", "cpuset.mems"} {
+		value, err := os.ReadFile(filepath.Join(from, file))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(to, file), value, 0o644); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// stopRealNode undoes what the real node did, in dependency order: the kubelet (so it
-// restarts nothing), every pod sandbox through the CRI (containers, network namespaces, pod
-// addresses), the other components, leftover shims and pod processes, mounts, cgroups and the
-// kubelet's log links. The host network stays until the API server, which listens on the
-// bridge, has stopped: see removeRealNode.
-func (l *layout) stopRealNode() error {
+// cgroup2Root is where the unified (v2) hierarchy is mounted: beside the v1 ones on a hybrid
+// machine, or at the cgroup root.
+func cgroup2Root() string {
+	if _, err := os.Stat(filepath.Join(cgroupRoot, "unified", "cgroup.procs")); err == nil {
+		return filepath.Join(cgroupRoot, "unified")
+	}
+	return cgroupRoot
+}
+
+// kubeletCgroupPath is the v2 cgroup a node's kubelet runs in: nftables matches the sockets of
+// its processes there (see partitionRules).
+func kubeletCgroupPath(n realNode) string {
+	return filepath.Join(cgroup2Root(), cgroupParent, n.kubelet())
+}
+
+// kubeletCgroupNftPath is kubeletCgroupPath as nftables names it (below the cgroup root).
+func kubeletCgroupNftPath(n realNode) string {
+	return strings.TrimPrefix(kubeletCgroupPath(n), cgroupRoot+"/")
+}
+
+func removeKubeletCgroup(n realNode) error {
+	if err := os.Remove(kubeletCgroupPath(n)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// stopRealNodes undoes what every real node did (see stopRealNode), then stops the host
+// services.
+func (l *layout) stopRealNodes() error {
 	if _, err := os.Stat(l.nodeDir()); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	errs := []error{l.stop(kubeletName, stopGracePeriod)}
-	if _, ok := l.running(containerdName); ok {
-		errs = append(errs, runCmd(filepath.Join(l.Bin, "crictl"), "--runtime-endpoint", "unix://"+l.containerdSocket(),
-			"--timeout", "60s", "rmp", "--all", "--force"))
+	var errs []error
+	for _, n := range l.RealNodes {
+		errs = append(errs, l.stopRealNode(n))
 	}
-	for i := len(nodeComponentNames) - 1; i >= 0; i-- {
-		errs = append(errs, l.stop(nodeComponentNames[i], stopGracePeriod))
+	for i := len(hostServiceNames) - 1; i >= 0; i-- {
+		errs = append(errs, l.stop(hostServiceNames[i], stopGracePeriod))
 	}
-	killProcesses(l.leftoverProcesses())
-	errs = append(errs, unmountUnder(l.nodeDir()), removePodCgroups(), l.removeLogLinks())
-	removeEmptyDirs(runtimeDirs...)
 	return errors.Join(errs...)
 }
 
-// removeRealNode removes the host network (bridge, nftables tables, sysctls) and the node
-// folder, once nothing uses them.
-func (l *layout) removeRealNode() error {
+// stopRealNode undoes what a real node did, in dependency order: the kubelet (so it restarts
+// nothing), every pod sandbox through the CRI (containers, network namespaces, pod addresses),
+// containerd, leftover shims and pod processes, mounts, cgroups and the kubelet's log links.
+// The host network stays until the API server, which listens on the host address, has
+// stopped: see removeRealNodes.
+func (l *layout) stopRealNode(n realNode) error {
+	errs := []error{l.stop(n.kubelet(), stopGracePeriod)}
+	if _, ok := l.running(n.containerd()); ok {
+		errs = append(errs, runCmd(filepath.Join(l.Bin, "crictl"), "--runtime-endpoint", "unix://"+l.containerdSocket(n),
+			"--timeout", "60s", "rmp", "--all", "--force"))
+	}
+	errs = append(errs, l.stop(n.containerd(), stopGracePeriod))
+	killProcesses(l.leftoverProcesses(n))
+	errs = append(errs, unmountUnder(l.realNodeDir(n)), removeKubeletCgroup(n), l.removeLogLinks(n))
+	return errors.Join(errs...)
+}
+
+// removeRealNodes removes the cgroups, the host network (bridges, nftables tables, sysctls)
+// and the node folder, once nothing uses them.
+func (l *layout) removeRealNodes() error {
 	if _, err := os.Stat(l.nodeDir()); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	return errors.Join(l.tearDownHostNetwork(), os.RemoveAll(l.nodeDir()))
+	errs := []error{removeCgroupTrees(cgroupParent), l.tearDownHostNetwork(), os.RemoveAll(l.nodeDir())}
+	removeEmptyDirs(runtimeDirs...)
+	return errors.Join(errs...)
 }
 
 // runtimeDirs are the fixed paths containerd (shim sockets), libcni (result cache) and the
@@ -98,9 +145,9 @@ func removeEmptyDirs(dirs ...string) {
 	}
 }
 
-// leftoverProcesses are containerd shims started for our socket and any process still in
-// the pod cgroups.
-func (l *layout) leftoverProcesses() []int {
+// leftoverProcesses are containerd shims started for a node's socket and any process still in
+// its pod cgroups.
+func (l *layout) leftoverProcesses(n realNode) []int {
 	var pids []int
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, f := range procs {
@@ -109,14 +156,14 @@ func (l *layout) leftoverProcesses() []int {
 			continue
 		}
 		args := strings.Split(string(cmdline), "\x00")
-		if strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") && slices.Contains(args, l.containerdSocket()) {
+		if strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") && slices.Contains(args, l.containerdSocket(n)) {
 			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil {
 				pids = append(pids, pid)
 			}
 		}
 	}
 	for _, h := range cgroupHierarchies() {
-		_ = filepath.WalkDir(filepath.Join(h, cgroupParent), func(path string, d fs.DirEntry, err error) error {
+		_ = filepath.WalkDir(filepath.Join(h, n.CgroupParent()), func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
 				return nil
 			}
@@ -192,12 +239,13 @@ func unescapeMountPath(s string) string {
 	return b.String()
 }
 
-// removePodCgroups removes the cgroup trees under the kubelet's root, children first.
-func removePodCgroups() error {
+// removeCgroupTrees removes the cgroup tree sub (below the root) in every hierarchy, children
+// first.
+func removeCgroupTrees(sub string) error {
 	var errs []error
 	for _, h := range cgroupHierarchies() {
 		var dirs []string
-		_ = filepath.WalkDir(filepath.Join(h, cgroupParent), func(path string, d fs.DirEntry, err error) error {
+		_ = filepath.WalkDir(filepath.Join(h, sub), func(path string, d fs.DirEntry, err error) error {
 			if err == nil && d.IsDir() {
 				dirs = append(dirs, path)
 			}
@@ -212,12 +260,13 @@ func removePodCgroups() error {
 	return errors.Join(errs...)
 }
 
-// removeLogLinks removes the links the kubelet made in /var/log/containers to our pod logs.
-func (l *layout) removeLogLinks() error {
+// removeLogLinks removes the links a node's kubelet made in /var/log/containers to its pod
+// logs.
+func (l *layout) removeLogLinks(n realNode) error {
 	links, _ := filepath.Glob("/var/log/containers/*.log")
 	var errs []error
 	for _, link := range links {
-		if target, err := os.Readlink(link); err == nil && strings.HasPrefix(target, l.nodeDir()+"/") {
+		if target, err := os.Readlink(link); err == nil && strings.HasPrefix(target, l.realNodeDir(n)+"/") {
 			errs = append(errs, os.Remove(link))
 		}
 	}

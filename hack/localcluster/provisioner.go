@@ -13,10 +13,11 @@ import (
 )
 
 // The local cluster's storage: a default StorageClass whose volumes are folders under
-// .local/volumes, provisioned like rancher's local-path provisioner does it. Binding waits for
-// the first consumer, so each volume is a `local` PersistentVolume pinned to the node the
-// scheduler picked (on a kwok node nothing uses the folder; on the real node the kubelet
-// mounts it, applying the pod's fsGroup). Deleting the claim deletes the volume and the folder.
+// .local/volumes/<node>, provisioned like rancher's local-path provisioner does it. Binding
+// waits for the first consumer, so each volume is a `local` PersistentVolume pinned to the node
+// the scheduler picked (on a kwok node nothing uses the folder; on a real node the kubelet
+// mounts it, applying the pod's fsGroup; node-wipe removes that node's folder, as a replaced
+// machine loses its disks). Deleting the claim deletes the volume and the folder.
 const (
 	storageClassName = "standard"
 	provisionerName  = "quintet.dev/local-path"
@@ -30,6 +31,9 @@ const storageClassJSON = `{"apiVersion": "storage.k8s.io/v1", "kind": "StorageCl
   "provisioner": %q, "reclaimPolicy": "Delete", "volumeBindingMode": "WaitForFirstConsumer"}`
 
 func (l *layout) volumesDir() string { return filepath.Join(l.Root, "volumes") }
+
+// nodeVolumesDir holds the volumes of one node.
+func (l *layout) nodeVolumesDir(node string) string { return filepath.Join(l.volumesDir(), node) }
 
 // provisionerProcess runs this program's `provision` command as a cluster component.
 func (l *layout) provisionerProcess() (process, error) {
@@ -170,7 +174,7 @@ func volumeFor(c claim, path string) (json.RawMessage, error) {
 }
 
 func createVolume(ctx context.Context, api *apiClient, dir string, c claim) error {
-	path := filepath.Join(dir, "pvc-"+c.Metadata.UID)
+	path := filepath.Join(dir, c.Metadata.Annotations[selectedNodeKey], "pvc-"+c.Metadata.UID)
 	// The kubelet hands the folder to the pod's fsGroup when it mounts it.
 	if err := os.MkdirAll(path, 0o750); err != nil {
 		return err

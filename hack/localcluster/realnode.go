@@ -2,43 +2,46 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
-// The real node: containerd + runc + a kubelet built from source, pods on a bridge of their
-// own, kube-proxy for Services and CoreDNS for names, all on one host address (the bridge's)
-// that pods can reach and nothing outside the machine can route to.
+// The real nodes: each runs containerd + runc + a kubelet built from source, with its pods on a
+// bridge and subnet of its own. Pods of one node reach pods of another through the host's
+// routes between the bridges; the API server, CoreDNS and kube-proxy (one of each for all the
+// nodes: they share the host's kernel) listen on hostIP, an address on the host's loopback
+// that pods reach through their gateway and nothing outside the machine can route to.
 const (
-	realNodeName  = "quintet-node"
-	bridgeName    = "quintet0"
-	bridgeIP      = "10.244.77.1"
-	podSubnet     = "10.244.77.0/24"
-	podRangeStart = "10.244.77.10"
+	realNodePrefix = "quintet-node-"
+	maxRealNodes   = 9
+	hostIP         = "10.244.76.1"
+	// podNetwork holds every real node's pod subnet (10.244.77.0/24 for node 1, ...).
+	podNetwork    = "10.244.64.0/18"
 	clusterDomain = "cluster.local"
 	// realNodeLabel (with value "true") and a NoSchedule taint of the same key keep pods off
-	// the real node unless they select and tolerate it: third-party images cannot exist here.
+	// the real nodes unless they select and tolerate them: third-party images cannot exist here.
 	realNodeLabel = "quintet.dev/real-node"
-	// cgroupParent holds every pod's cgroup, so teardown knows exactly what it created.
+	// cgroupParent holds every real node's pod cgroups, so teardown knows exactly what it made.
 	cgroupParent = "quintet"
 )
 
 // Real-node modes, from REAL_NODE.
 const (
-	realNodeAuto     = "auto"     // start it when this machine can, say why not otherwise
-	realNodeRequired = "required" // fail when it cannot start (CI)
+	realNodeAuto     = "auto"     // start them when this machine can, say why not otherwise
+	realNodeRequired = "required" // fail when they cannot start (CI)
 	realNodeOff      = "off"      // kwok nodes only
 )
 
-// The real node's components, by the name of their binary.
+// The real nodes' components, by the name of their binary. containerd and the kubelet run
+// once per node (their process is named after the node); CoreDNS and kube-proxy once.
 const (
 	containerdName = "containerd"
 	kubeletName    = "kubelet"
@@ -46,10 +49,54 @@ const (
 	corednsName    = "coredns"
 )
 
-// nodeComponentNames in start order; down stops them in reverse.
-var nodeComponentNames = []string{containerdName, corednsName, kubeProxyName, kubeletName}
+// hostServiceNames in start order; down stops them in reverse.
+var hostServiceNames = []string{corednsName, kubeProxyName}
 
-// nodePackages are the Debian packages the real node runs on, with a file each provides.
+// realNode is one real node of the local cluster, numbered from 1.
+type realNode struct{ Index int }
+
+func (n realNode) Name() string   { return realNodePrefix + strconv.Itoa(n.Index) }
+func (n realNode) Bridge() string { return "quintet" + strconv.Itoa(n.Index) }
+
+// IP is the node's address: its bridge's, the pods' gateway, where its kubelet listens.
+func (n realNode) IP() string     { return fmt.Sprintf("10.244.%d.1", 76+n.Index) }
+func (n realNode) Subnet() string { return fmt.Sprintf("10.244.%d.0/24", 76+n.Index) }
+
+// CgroupParent is the kubelet's cgroup root, below the one every real node shares.
+func (n realNode) CgroupParent() string { return cgroupParent + "/" + n.Name() }
+
+// Process names of the node's containerd and kubelet.
+func (n realNode) containerd() string { return containerdName + "-" + n.Name() }
+func (n realNode) kubelet() string    { return kubeletName + "-" + n.Name() }
+
+// realNodes numbers count real nodes.
+func realNodes(count int) []realNode {
+	nodes := make([]realNode, count)
+	for i := range nodes {
+		nodes[i] = realNode{Index: i + 1}
+	}
+	return nodes
+}
+
+// realNodeNamed finds one of the cluster's real nodes by name.
+func (l *layout) realNodeNamed(name string) (realNode, error) {
+	for _, n := range l.RealNodes {
+		if n.Name() == name {
+			return n, nil
+		}
+	}
+	names := make([]string, 0, len(l.RealNodes))
+	for _, n := range l.RealNodes {
+		names = append(names, n.Name())
+	}
+	if len(names) == 0 {
+		return realNode{}, fmt.Errorf("%q is not a real node: the local cluster in %s runs no real node", name, l.Root)
+	}
+	return realNode{}, fmt.Errorf("%q is not a real node of the local cluster in %s: its real nodes are %s",
+		name, l.Root, strings.Join(names, ", "))
+}
+
+// nodePackages are the Debian packages the real nodes run on, with a file each provides.
 var nodePackages = map[string]string{
 	"containerd":                  "/usr/bin/containerd",
 	"runc":                        "/usr/sbin/runc",
@@ -66,17 +113,21 @@ var nodePackages = map[string]string{
 // Services by name (see startExtra).
 func (l *layout) hostResolvConf() string { return l.nodeDir("host-resolv.conf") }
 
-// nodeDir is where the real node keeps its configuration and state.
+// nodeDir is where the real nodes keep what they share (host services, markers).
 func (l *layout) nodeDir(parts ...string) string {
 	return filepath.Join(append([]string{l.Root, "node"}, parts...)...)
 }
 
-func (l *layout) containerdSocket() string { return l.nodeDir("containerd", "containerd.sock") }
+// realNodeDir is where one real node keeps its configuration and state: its disk.
+func (l *layout) realNodeDir(n realNode, parts ...string) string {
+	return l.nodeDir(append([]string{n.Name()}, parts...)...)
+}
 
-// realNodeMarker exists while the cluster runs with a real node.
-func (l *layout) realNodeMarker() string { return l.nodeDir("enabled") }
+func (l *layout) containerdSocket(n realNode) string {
+	return l.realNodeDir(n, "containerd", "containerd.sock")
+}
 
-// realNodePreflight reports why this machine cannot run the real node, installing missing
+// realNodePreflight reports why this machine cannot run real nodes, installing missing
 // Debian packages first when it is allowed to.
 func (l *layout) realNodePreflight(ctx context.Context) error {
 	if os.Geteuid() != 0 {
@@ -107,7 +158,7 @@ func installNodePackages(ctx context.Context) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	fmt.Printf("Installing Debian packages for the real node: %s\n", strings.Join(missing, " "))
+	fmt.Printf("Installing Debian packages for the real nodes: %s\n", strings.Join(missing, " "))
 	cmd := exec.CommandContext(ctx, "apt-get", append([]string{"install", "-y", "--no-install-recommends"}, missing...)...)
 	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -116,80 +167,141 @@ func installNodePackages(ctx context.Context) error {
 	return nil
 }
 
-// nodeCertRequests are the real node's identities: the kubelet as a node (Node authorizer,
-// NodeRestriction), its serving certificate, the API server's client to kubelets, kube-proxy
-// (bound to system:node-proxier by default) and CoreDNS (bound in ensureCoreDNSAccess).
-func nodeCertRequests() []certRequest {
+// hostServiceCertRequests are the identities the real nodes share: the API server's client to
+// kubelets, kube-proxy (bound to system:node-proxier by default) and CoreDNS (bound in
+// ensureCoreDNSAccess).
+func hostServiceCertRequests() []certRequest {
 	return []certRequest{
-		{Name: kubeletName, CommonName: "system:node:" + realNodeName, Organization: []string{"system:nodes"}},
-		{Name: "kubelet-serving", CommonName: realNodeName, Server: true,
-			DNSNames: []string{realNodeName}, IPs: []net.IP{net.ParseIP(bridgeIP)}},
 		{Name: "apiserver-kubelet-client", CommonName: "kube-apiserver-kubelet-client", Organization: []string{mastersGroup}},
 		{Name: kubeProxyName, CommonName: "system:" + kubeProxyName},
 		{Name: corednsName, CommonName: "system:quintet-coredns"},
 	}
 }
 
-// nodeProcesses are the real node's components with their command lines.
-func (l *layout) nodeProcesses() []process {
-	kubeconfig := func(name string) string { return filepath.Join(l.PKI, name+".kubeconfig") }
-	return []process{
-		{Name: containerdName, Exe: "/usr/bin/containerd", Args: []string{"--config=" + l.nodeDir("containerd.toml")}},
-		{Name: corednsName, Exe: l.CoreDNS, Args: []string{"-conf=" + l.nodeDir("Corefile")}},
-		{Name: kubeProxyName, Exe: filepath.Join(l.Bin, kubeProxyName), Args: []string{"--config=" + l.nodeDir("kube-proxy.yaml")}},
-		{Name: kubeletName, Exe: filepath.Join(l.Bin, kubeletName), Args: []string{
-			"--config=" + l.nodeDir("kubelet.yaml"),
-			"--kubeconfig=" + kubeconfig(kubeletName),
-			"--root-dir=" + l.nodeDir("kubelet"),
-			"--cert-dir=" + l.nodeDir("kubelet", "pki"),
-			"--hostname-override=" + realNodeName,
-			"--node-ip=" + bridgeIP,
-			"--node-labels=" + realNodeLabel + "=true,quintet.dev/node=real",
-			"--register-with-taints=" + realNodeLabel + "=true:NoSchedule",
-		}},
+// certRequests are a node's own identities: its kubelet as a node (Node authorizer,
+// NodeRestriction) and the kubelet's serving certificate.
+func (n realNode) certRequests() []certRequest {
+	return []certRequest{
+		{Name: n.kubelet(), CommonName: "system:node:" + n.Name(), Organization: []string{"system:nodes"}},
+		{Name: n.kubelet() + "-serving", CommonName: n.Name(), Server: true,
+			DNSNames: []string{n.Name()}, IPs: []net.IP{net.ParseIP(n.IP())}},
 	}
 }
 
-// startRealNode brings the node up on a running control plane and host network (see
-// setUpHostNetwork): containerd with our images, DNS, kube-proxy and the kubelet, and waits
-// for the Node to turn Ready.
-func (l *layout) startRealNode(ctx context.Context, p *pki, api *apiClient) error {
-	if err := l.createPodCgroups(); err != nil {
-		return err
+// hostServiceProcesses are CoreDNS and kube-proxy with their command lines.
+func (l *layout) hostServiceProcesses() []process {
+	return []process{
+		{Name: corednsName, Exe: l.CoreDNS, Args: []string{"-conf=" + l.nodeDir("Corefile")}},
+		{Name: kubeProxyName, Exe: filepath.Join(l.Bin, kubeProxyName), Args: []string{"--config=" + l.nodeDir("kube-proxy.yaml")}},
 	}
-	for _, name := range []string{kubeletName, kubeProxyName, corednsName} {
+}
+
+// nodeProcesses are a real node's containerd and kubelet with their command lines. The
+// kubelet starts in a cgroup of its own (kubeletCgroup), so that node-isolate can cut its
+// connections to the API server and no other process's.
+func (l *layout) nodeProcesses(n realNode) (containerd, kubelet process) {
+	containerd = process{Name: n.containerd(), Exe: "/usr/bin/containerd",
+		Args: []string{"--config=" + l.realNodeDir(n, "containerd.toml")}}
+	exe := filepath.Join(l.Bin, kubeletName)
+	kubelet = process{Name: n.kubelet(), Exe: "/bin/sh", Runs: exe, Args: []string{"-c",
+		`echo $$ > "$0" && exec "$@"`, filepath.Join(kubeletCgroupPath(n), "cgroup.procs"), exe,
+		"--config=" + l.realNodeDir(n, "kubelet.yaml"),
+		"--kubeconfig=" + filepath.Join(l.PKI, n.kubelet()+".kubeconfig"),
+		"--root-dir=" + l.realNodeDir(n, "kubelet"),
+		"--cert-dir=" + l.realNodeDir(n, "kubelet", "pki"),
+		"--hostname-override=" + n.Name(),
+		"--node-ip=" + n.IP(),
+		"--node-labels=" + realNodeLabel + "=true,quintet.dev/node=real",
+		"--register-with-taints=" + realNodeLabel + "=true:NoSchedule",
+	}}
+	return containerd, kubelet
+}
+
+// startHostServices writes the configuration the real nodes share and starts CoreDNS and
+// kube-proxy.
+func (l *layout) startHostServices(ctx context.Context, p *pki, api *apiClient) error {
+	for _, name := range []string{kubeProxyName, corednsName} {
 		if err := writeKubeconfig(filepath.Join(l.PKI, name+".kubeconfig"), l.server(), p.CA, p.Clients[name], name); err != nil {
 			return err
 		}
 	}
-	if err := l.writeNodeConfigs(); err != nil {
+	if err := l.writeHostServiceConfigs(); err != nil {
 		return err
 	}
 	if err := ensureCoreDNSAccess(ctx, api); err != nil {
 		return err
 	}
-	procs := l.nodeProcesses()
-	if err := l.start(procs[0]); err != nil {
-		return err
-	}
-	if err := l.waitSocket(ctx, containerdName, l.containerdSocket()); err != nil {
-		return err
-	}
-	if err := l.loadImages(ctx); err != nil {
-		return err
-	}
-	for _, proc := range procs[1:] {
+	for _, proc := range l.hostServiceProcesses() {
 		if err := l.start(proc); err != nil {
 			return err
 		}
 	}
-	return poll(ctx, 90*time.Second, "the real node to become Ready", func(ctx context.Context) (bool, string, error) {
-		for _, name := range nodeComponentNames {
+	return nil
+}
+
+// startRealNodes starts every real node at once and waits for all of them to turn Ready.
+func (l *layout) startRealNodes(ctx context.Context, p *pki, api *apiClient) error {
+	for _, n := range l.RealNodes {
+		if err := writeKubeconfig(filepath.Join(l.PKI, n.kubelet()+".kubeconfig"), l.server(), p.CA, p.Clients[n.kubelet()], n.kubelet()); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(l.RealNodes))
+	var wg sync.WaitGroup
+	for i, n := range l.RealNodes {
+		wg.Go(func() { errs[i] = l.startRealNode(ctx, n, api) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// startRealNode brings one node up on a running control plane and host network (see
+// setUpHostNetwork): containerd with our images, then the kubelet, and waits for the Node to
+// turn Ready. Started again after node-stop, it finds its disk as the stop left it.
+func (l *layout) startRealNode(ctx context.Context, n realNode, api *apiClient) error {
+	if err := l.createPodCgroups(n); err != nil {
+		return err
+	}
+	if err := l.writeNodeConfigs(n); err != nil {
+		return err
+	}
+	// A node's disk keeps its images: only a new (or wiped) one needs them loaded.
+	_, err := os.Stat(l.realNodeDir(n, "containerd", "root"))
+	fresh := errors.Is(err, os.ErrNotExist)
+	containerd, kubelet := l.nodeProcesses(n)
+	if err := l.start(containerd); err != nil {
+		return err
+	}
+	if err := l.waitSocket(ctx, containerd.Name, l.containerdSocket(n)); err != nil {
+		return err
+	}
+	if fresh {
+		if err := l.loadImages(ctx, n); err != nil {
+			return err
+		}
+	}
+	if err := l.start(kubelet); err != nil {
+		return err
+	}
+	// The kubelet runs once its shell has put it in its cgroup and exec'd it.
+	if err := poll(ctx, 10*time.Second, kubelet.Name+" to start", func(context.Context) (bool, string, error) {
+		_, ok := l.running(kubelet.Name)
+		return ok, "not yet exec'd", nil
+	}); err != nil {
+		return fmt.Errorf("%w; last lines of %s:\n%s", err, l.logFile(kubelet.Name), l.tailLog(kubelet.Name))
+	}
+	return l.waitNodeReady(ctx, n, api)
+}
+
+// waitNodeReady waits for a real node's Node to turn Ready while its processes run.
+func (l *layout) waitNodeReady(ctx context.Context, n realNode, api *apiClient) error {
+	return poll(ctx, 90*time.Second, n.Name()+" to become Ready", func(ctx context.Context) (bool, string, error) {
+		for _, name := range []string{n.containerd(), n.kubelet()} {
 			if _, alive := l.running(name); !alive {
 				return false, "", l.exited(name)
 			}
 		}
-		ready, err := api.readyNodes(ctx, realNodeLabel+"%3Dtrue")
+		ready, err := api.readyNodes(ctx, "kubernetes.io/hostname%3D"+n.Name())
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -197,19 +309,19 @@ func (l *layout) startRealNode(ctx context.Context, p *pki, api *apiClient) erro
 	})
 }
 
-// loadImages imports every image tarball `make images` wrote into the node's containerd.
-func (l *layout) loadImages(ctx context.Context) error {
+// loadImages imports every image tarball `make images` wrote into a node's containerd.
+func (l *layout) loadImages(ctx context.Context, n realNode) error {
 	tars, err := filepath.Glob(filepath.Join(l.Images, "*.tar"))
 	if err != nil {
 		return err
 	}
 	for _, tar := range tars {
-		cmd := exec.CommandContext(ctx, "ctr", "--address", l.containerdSocket(), "--namespace", "k8s.io", "images", "import", tar)
+		cmd := exec.CommandContext(ctx, "ctr", "--address", l.containerdSocket(n), "--namespace", "k8s.io", "images", "import", tar)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("importing %s: %w\n%s", tar, err, out)
+			return fmt.Errorf("importing %s into %s: %w\n%s", tar, n.Name(), err, out)
 		}
 	}
-	fmt.Printf("Loaded %d images into the real node's containerd.\n", len(tars))
+	fmt.Printf("Loaded %d images into %s's containerd.\n", len(tars), n.Name())
 	return nil
 }
 
@@ -225,28 +337,6 @@ func (l *layout) waitSocket(ctx context.Context, name, path string) error {
 		}
 		return true, "", conn.Close()
 	})
-}
-
-// coreDNSAccess lets CoreDNS's identity read what its kubernetes plugin watches.
-var coreDNSAccess = map[string]string{
-	"/apis/rbac.authorization.k8s.io/v1/clusterroles": `{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
-  "metadata": {"name": "quintet:coredns"},
-  "rules": [
-    {"apiGroups": [""], "resources": ["services", "pods", "namespaces"], "verbs": ["list", "watch"]},
-    {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["list", "watch"]}]}`,
-	"/apis/rbac.authorization.k8s.io/v1/clusterrolebindings": `{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-  "metadata": {"name": "quintet:coredns"},
-  "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "quintet:coredns"},
-  "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "system:quintet-coredns"}]}`,
-}
-
-func ensureCoreDNSAccess(ctx context.Context, api *apiClient) error {
-	for path, obj := range coreDNSAccess {
-		if code, err := api.do(ctx, http.MethodPost, path, json.RawMessage(obj), nil); err != nil && code != http.StatusConflict {
-			return fmt.Errorf("granting CoreDNS read access: %w", err)
-		}
-	}
-	return nil
 }
 
 func lastLines(s string, n int) string {
