@@ -138,6 +138,18 @@ var _ = Describe("The etcd-cluster operator on node faults", Ordered, Serial, La
 		AddReportEntry("node-fault", fmt.Sprintf("a new leader %s after the partition", time.Since(partitioned).Round(time.Second)))
 		Expect(etcdPut(ctx, fmt.Sprintf("http://%s:2379", leader.Status.PodIP), "/partitioned/minority", "x")).NotTo(Succeed(),
 			"the member cut off from the majority must not take a write")
+		By("the majority takes writes, at its members' addresses and through the client Service")
+		for name, pod := range pods {
+			if name == leader.Name {
+				continue
+			}
+			Eventually(func() error {
+				return etcdPut(ctx, fmt.Sprintf("http://%s:2379", pod.Status.PodIP), "/partitioned/majority", name)
+			}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), name)
+		}
+		Eventually(func() error { return etcdPut(ctx, etcdClientURL(ctx, cluster), "/partitioned/service", "x") }).
+			WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		AddReportEntry("node-fault", fmt.Sprintf("the majority takes writes %s after the partition", time.Since(partitioned).Round(time.Second)))
 
 		expectNoReplacement(ctx, cluster, before.memberIDs(), 60*time.Second-time.Since(partitioned))
 		runNodeFault(ctx, "node-heal", leader.Spec.NodeName)
