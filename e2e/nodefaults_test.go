@@ -282,7 +282,15 @@ var _ = Describe("Node faults on the real nodes", Ordered, Serial, Label("node-f
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(disk), disk)).To(Succeed(), "the previous spec's pod with a local volume")
 		Expect(disk.Spec.NodeName).To(Equal(wiped.Spec.NodeName))
 
-		Expect(runNodeFault(ctx, "node-wipe", wiped.Spec.NodeName)).To(ContainSubstring("its disk and its 1 local volumes are gone"))
+		claim := &corev1.PersistentVolumeClaim{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "disk"}, claim)).To(Succeed())
+		volume := &corev1.PersistentVolume{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Name: claim.Spec.VolumeName}, volume)).To(Succeed())
+		Expect(volume.Spec.Local).NotTo(BeNil())
+		Expect(volume.Spec.Local.Path).To(BeADirectory())
+		// Other specs' volumes may be on the node too: the count is at least ours.
+		Expect(runNodeFault(ctx, "node-wipe", wiped.Spec.NodeName)).To(MatchRegexp(`its disk and its [1-9][0-9]* local volumes are gone`))
+		Expect(volume.Spec.Local.Path).NotTo(BeAnExistingFile(), "the local volume's folder goes with the node's disk")
 		started := time.Now()
 		Expect(runNodeFault(ctx, "node-start", wiped.Spec.NodeName)).To(ContainSubstring("it is Ready"))
 		By("the node's images are loaded again: its agent pod runs")

@@ -92,9 +92,8 @@ func (l *layout) powerOff(n realNode, verb string) error {
 		}
 		_ = os.Remove(l.pidFile(name))
 	}
-	leftovers := l.leftoverProcesses(n)
-	killProcesses(leftovers)
-	errs := []error{unmountUnder(l.realNodeDir(n)), removeCgroupTrees(n.CgroupParent()), removeKubeletCgroup(n)}
+	leftovers := l.killLeftovers(n)
+	errs := []error{unmountUnder(l.realNodeDir(n)), removeCgroupTreesOnceEmpty(n.CgroupParent()), removeKubeletCgroup(n)}
 	_, err := removeBridgePorts(n.Bridge()) // those whose namespace a mount or a process still held
 	errs = append(errs, err)
 	for _, dir := range []string{l.realNodeDir(n, "containerd", "state"), l.realNodeDir(n, "containerd", "runc")} {
@@ -105,7 +104,7 @@ func (l *layout) powerOff(n realNode, verb string) error {
 	}
 	fmt.Printf("%s %s as a power loss would: SIGKILL to %s and %d container processes and shims; "+
 		"%d pod network interfaces gone with their namespaces. Its disk stays: %s.\n",
-		verb, n.Name(), strings.Join(killed, ", "), len(leftovers), len(ports), l.realNodeDir(n))
+		verb, n.Name(), strings.Join(killed, ", "), leftovers, len(ports), l.realNodeDir(n))
 	return errors.Join(errs...)
 }
 

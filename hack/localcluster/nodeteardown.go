@@ -116,7 +116,7 @@ func (l *layout) stopRealNode(n realNode) error {
 			"--timeout", "60s", "rmp", "--all", "--force"))
 	}
 	errs = append(errs, l.stop(n.containerd(), stopGracePeriod))
-	killProcesses(l.leftoverProcesses(n))
+	l.killLeftovers(n)
 	errs = append(errs, unmountUnder(l.realNodeDir(n)), removeKubeletCgroup(n), l.removeLogLinks(n))
 	return errors.Join(errs...)
 }
@@ -178,6 +178,34 @@ func (l *layout) leftoverProcesses(n realNode) []int {
 	}
 	slices.Sort(pids)
 	return slices.Compact(pids)
+}
+
+// killLeftovers kills a node's leftover processes until none is left (a process may fork while
+// the others are killed), for at most 10 s, and returns how many it killed.
+func (l *layout) killLeftovers(n realNode) int {
+	killed := map[int]bool{}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		live := slices.DeleteFunc(l.leftoverProcesses(n), isZombie)
+		if len(live) == 0 {
+			break
+		}
+		for _, pid := range live {
+			killed[pid] = true
+		}
+		killProcesses(live)
+	}
+	return len(killed)
+}
+
+// removeCgroupTreesOnceEmpty is removeCgroupTrees, tried again for a few seconds while the
+// kernel still counts tasks that were just killed.
+func removeCgroupTreesOnceEmpty(sub string) error {
+	err := removeCgroupTrees(sub)
+	for try := 0; err != nil && try < 25; try++ {
+		time.Sleep(200 * time.Millisecond)
+		err = removeCgroupTrees(sub)
+	}
+	return err
 }
 
 func killProcesses(pids []int) {
