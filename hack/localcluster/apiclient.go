@@ -67,6 +67,16 @@ func (c *apiClient) do(ctx context.Context, method, path string, body, out any) 
 	return resp.StatusCode, nil
 }
 
+// adminClient is a client of the running cluster's API server as its administrator, from the
+// credentials up wrote.
+func (l *layout) adminClient() (*apiClient, error) {
+	p, err := loadAdmin(l.PKI)
+	if err != nil {
+		return nil, err
+	}
+	return newAPIClient(l.server(), p.CA, p.Clients["admin"])
+}
+
 // poll calls check every interval until it reports done, returns an error, or timeout passes.
 // The last "not yet" reason is part of the timeout error.
 func poll(ctx context.Context, timeout time.Duration, what string, check func(context.Context) (bool, string, error)) error {

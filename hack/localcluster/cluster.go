@@ -297,11 +297,7 @@ func (l *layout) healthy(ctx context.Context) bool {
 			return false
 		}
 	}
-	p, err := loadAdmin(l.PKI)
-	if err != nil {
-		return false
-	}
-	api, err := newAPIClient(l.server(), p.CA, p.Clients["admin"])
+	api, err := l.adminClient()
 	if err != nil {
 		return false
 	}

@@ -114,11 +114,7 @@ func (l *layout) powerOn(ctx context.Context, n realNode) error {
 		fmt.Printf("%s is already running.\n", n.Name())
 		return nil
 	}
-	p, err := loadAdmin(l.PKI)
-	if err != nil {
-		return err
-	}
-	api, err := newAPIClient(l.server(), p.CA, p.Clients["admin"])
+	api, err := l.adminClient()
 	if err != nil {
 		return err
 	}

@@ -96,11 +96,7 @@ type volume struct {
 // provision runs the provisioner until ctx ends: every second it creates volumes for the
 // claims waiting for one and deletes the volumes whose claims are gone.
 func provision(ctx context.Context, l *layout) error {
-	p, err := loadAdmin(l.PKI)
-	if err != nil {
-		return err
-	}
-	api, err := newAPIClient(l.server(), p.CA, p.Clients["admin"])
+	api, err := l.adminClient()
 	if err != nil {
 		return err
 	}
