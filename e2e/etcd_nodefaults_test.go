@@ -35,6 +35,40 @@ func askMember(ctx context.Context, pod *corev1.Pod) (memberView, error) {
 	return v, err
 }
 
+// moveLeader makes target the leader, asking the leader (etcd's MoveLeader), and waits until
+// target says it leads.
+func moveLeader(ctx context.Context, leader, target *corev1.Pod) {
+	Expect(etcdCall(ctx, fmt.Sprintf("http://%s:2379/v3/maintenance/transfer-leadership", leader.Status.PodIP),
+		map[string]string{"targetID": memberID(ctx, target)}, &map[string]any{})).To(Succeed())
+	Eventually(func(g Gomega) {
+		v, err := askMember(ctx, target)
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(v.Leader).To(Equal(v.Header.MemberID))
+	}).WithContext(ctx).WithTimeout(30*time.Second).Should(Succeed(), "%s leads", target.Name)
+}
+
+// memberID is the ID of the member a pod runs, as its member says.
+func memberID(ctx context.Context, pod *corev1.Pod) string {
+	v, err := askMember(ctx, pod)
+	Expect(err).NotTo(HaveOccurred())
+	return v.Header.MemberID
+}
+
+// expectNewLeader waits until every member but old follows a leader that is not old's member,
+// and returns when that was.
+func expectNewLeader(ctx context.Context, pods map[string]*corev1.Pod, old *corev1.Pod, oldID string) {
+	Eventually(func(g Gomega) {
+		for name, pod := range pods {
+			if name == old.Name {
+				continue
+			}
+			v, err := askMember(ctx, pod)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(v.Leader).NotTo(Or(Equal(oldID), Equal("0"), BeEmpty()), "%s's leader", name)
+		}
+	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+}
+
 // memberPods reads a cluster's member pods by name.
 func memberPods(ctx context.Context, cluster *unstructured.Unstructured) map[string]*corev1.Pod {
 	pods := &corev1.PodList{}
@@ -77,6 +111,7 @@ var _ = Describe("The etcd-cluster operator on node faults", Ordered, Serial, La
 			for _, node := range realNodeNames(ctx) {
 				_, _ = nodeFaultCommand(ctx, "node-heal", node).CombinedOutput()
 				_, _ = nodeFaultCommand(ctx, "node-start", node).CombinedOutput()
+				_, _ = nodeFaultCommand(ctx, "node-uncordon", node).CombinedOutput()
 			}
 		})
 	})
@@ -110,31 +145,60 @@ var _ = Describe("The etcd-cluster operator on node faults", Ordered, Serial, La
 		traffic.stopAndCheck(ctx)
 	}, SpecTimeout(10*time.Minute))
 
+	It("elects a new leader when the leader's node is stopped for 60 s: the majority takes writes, and once started the old leader rejoins as a follower on its data; nobody is replaced", robustnessScenario, func(ctx SpecContext) {
+		before := expectEtcdReady(ctx, cluster, 3, version)
+		pods := memberPods(ctx, cluster)
+		leader := pods[before.leader()]
+		Expect(leader).NotTo(BeNil())
+		if node := managerOnRealNode(ctx, etcdManagerNamespace+"-nodes").Spec.NodeName; leader.Spec.NodeName == node {
+			By("moving the leadership off the manager's node: losing the manager is a scenario of its own")
+			for _, pod := range pods {
+				if pod.Spec.NodeName != node {
+					moveLeader(ctx, leader, pod)
+					leader = pod
+					break
+				}
+			}
+		}
+		leaderID := memberID(ctx, leader)
+		traffic := startEtcdTraffic(ctx, cluster, "leader-node-stopped")
+		stopped := time.Now()
+		runNodeFault(ctx, "node-stop", leader.Spec.NodeName)
+
+		By("the two members left elect a new leader and take writes through the client Service")
+		expectNewLeader(ctx, pods, leader, leaderID)
+		AddReportEntry("node-fault", fmt.Sprintf("a new leader %s after the leader's node stopped", time.Since(stopped).Round(time.Second)))
+		Eventually(func() error { return etcdPut(ctx, etcdClientURL(ctx, cluster), "/stopped/service", "x") }).
+			WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		AddReportEntry("node-fault", fmt.Sprintf("the majority takes writes %s after the leader's node stopped", time.Since(stopped).Round(time.Second)))
+		expectNoReplacement(ctx, cluster, before.memberIDs(), 60*time.Second-time.Since(stopped))
+
+		runNodeFault(ctx, "node-start", leader.Spec.NodeName)
+		By(leader.Name + " rejoins as the same member, on its data, and follows")
+		Eventually(func(g Gomega) {
+			after := checkEtcdReady(ctx, g, cluster, 3, version)
+			g.Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()))
+			v, err := askMember(ctx, memberPods(ctx, cluster)[leader.Name])
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(v.Header.MemberID).To(Equal(leaderID))
+			g.Expect(v.Leader).NotTo(Or(Equal(leaderID), Equal("0")), "the old leader follows")
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		traffic.stopAndCheck(ctx)
+	}, SpecTimeout(8*time.Minute))
+
 	It("elects a new leader when the leader's node is partitioned for 60 s: the cut-off member takes no write, and once healed it rejoins as a follower; nobody is replaced or restarted", robustnessScenario, func(ctx SpecContext) {
 		before := expectEtcdReady(ctx, cluster, 3, version)
 		pods := memberPods(ctx, cluster)
 		leader := pods[before.leader()]
 		Expect(leader).NotTo(BeNil())
+		leaderID := memberID(ctx, leader)
 		runs := memberRuns(ctx, cluster)
 		traffic := startEtcdTraffic(ctx, cluster, "leader-node-partitioned")
 		partitioned := time.Now()
 		runNodeFault(ctx, "node-partition", leader.Spec.NodeName)
 
 		By("the majority elects a new leader; the old one answers no write")
-		var oldLeaderID string
-		Eventually(func(g Gomega) {
-			v, err := askMember(ctx, leader)
-			g.Expect(err).NotTo(HaveOccurred())
-			oldLeaderID = v.Header.MemberID
-			for name, pod := range pods {
-				if name == leader.Name {
-					continue
-				}
-				v, err := askMember(ctx, pod)
-				g.Expect(err).NotTo(HaveOccurred())
-				g.Expect(v.Leader).NotTo(Or(Equal(oldLeaderID), Equal("0"), BeEmpty()), "%s's leader", name)
-			}
-		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		expectNewLeader(ctx, pods, leader, leaderID)
 		AddReportEntry("node-fault", fmt.Sprintf("a new leader %s after the partition", time.Since(partitioned).Round(time.Second)))
 		Expect(etcdPut(ctx, fmt.Sprintf("http://%s:2379", leader.Status.PodIP), "/partitioned/minority", "x")).NotTo(Succeed(),
 			"the member cut off from the majority must not take a write")
@@ -165,4 +229,55 @@ var _ = Describe("The etcd-cluster operator on node faults", Ordered, Serial, La
 		Expect(restartsSince(runs, memberRuns(ctx, cluster))).To(BeZero(), "a partition restarts no member")
 		traffic.stopAndCheck(ctx)
 	}, SpecTimeout(8*time.Minute))
+
+	It("keeps serving while every node is drained in turn and uncordoned: the budget lets one member go at a time, each waits for its node and comes back as the same member", robustnessScenario, func(ctx SpecContext) {
+		before := expectEtcdReady(ctx, cluster, 3, version)
+		traffic := startEtcdTraffic(ctx, cluster, "every-node-drained-in-turn")
+		nodes := realNodeNames(ctx)
+		for i, node := range nodes {
+			var member *corev1.Pod
+			for _, pod := range memberPods(ctx, cluster) {
+				if pod.Spec.NodeName == node {
+					member = pod
+				}
+			}
+			Expect(member).NotTo(BeNil(), "antiAffinity Required: a member on %s", node)
+			drained := time.Now()
+			runNodeFault(ctx, "node-drain", node)
+			evicted := time.Now()
+			By(member.Name + " is evicted; its pod is made again and waits, unscheduled, for its node and its volume")
+			var again *corev1.Pod
+			Eventually(func(g Gomega) {
+				again = memberPods(ctx, cluster)[member.Name]
+				g.Expect(again).NotTo(BeNil())
+				g.Expect(again.UID).NotTo(Equal(member.UID))
+				g.Expect(again.Spec.NodeName).To(BeEmpty())
+			}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+			if i == 0 {
+				By("while it waits, the budget refuses to evict a second member: draining another node does not finish")
+				next := nodes[1]
+				short, cancel := context.WithTimeout(ctx, 15*time.Second)
+				out, err := nodeFaultCommand(short, "node-drain", next).CombinedOutput()
+				cancel()
+				Expect(err).To(HaveOccurred(), "the drain of %s must not finish: %s", next, out)
+				Expect(string(out)).To(ContainSubstring("Cannot evict pod as it would violate the pod's disruption budget"))
+				runNodeFault(ctx, "node-uncordon", next)
+			}
+			runNodeFault(ctx, "node-uncordon", node)
+			uncordoned := time.Now()
+			Eventually(func(g Gomega) {
+				pod := memberPods(ctx, cluster)[member.Name]
+				g.Expect(pod).NotTo(BeNil())
+				g.Expect(pod.UID).To(Equal(again.UID))
+				g.Expect(pod.Spec.NodeName).To(Equal(node), "its local volume keeps it on its node")
+				g.Expect(podReady(pod)).To(BeTrue(), func() string { return whyNotReady(ctx, pod) })
+			}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+			AddReportEntry("node-fault", fmt.Sprintf("%s: the drain took %s (the budget waits until every member is Ready); %s's pod was Ready again %s after the uncordon",
+				node, evicted.Sub(drained).Round(time.Second), member.Name, time.Since(uncordoned).Round(time.Second)))
+			Eventually(func(g Gomega) {
+				g.Expect(checkEtcdReady(ctx, g, cluster, 3, version).memberIDs()).To(ConsistOf(before.memberIDs()))
+			}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		}
+		traffic.stopAndCheck(ctx)
+	}, SpecTimeout(12*time.Minute))
 })

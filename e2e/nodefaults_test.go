@@ -87,7 +87,7 @@ func waitPodReady(ctx context.Context, pod *corev1.Pod) {
 func waitPodReadySince(ctx context.Context, pod *corev1.Pod, since time.Time) {
 	Eventually(func(g Gomega) {
 		g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
-		g.Expect(podReady(pod)).To(BeTrue(), "pod %s on %s is %s", pod.Name, pod.Spec.NodeName, pod.Status.Phase)
+		g.Expect(podReady(pod)).To(BeTrue(), func() string { return whyNotReady(ctx, pod) })
 		for _, c := range pod.Status.Conditions {
 			if c.Type == corev1.PodReady {
 				g.Expect(c.LastTransitionTime.Time).NotTo(BeTemporally("<", since.Truncate(time.Second)), "pod %s Ready since", pod.Name)

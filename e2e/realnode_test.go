@@ -195,9 +195,56 @@ func runningAgentPod(ctx context.Context, namespace string) *corev1.Pod {
 			StopTrying(fmt.Sprintf("pod %s was scheduled to %s, not a real node", pod.Name, pod.Spec.NodeName)).Now()
 		}
 		g.Expect(pod.Spec.NodeName).To(beARealNode())
-		g.Expect(podReady(pod)).To(BeTrue(), "pod %s is %s", pod.Name, pod.Status.Phase)
+		g.Expect(podReady(pod)).To(BeTrue(), func() string { return whyNotReady(ctx, pod) })
 	}).WithContext(ctx).Should(Succeed())
 	return pod
+}
+
+// whyNotReady says what keeps a pod from Ready, as `kubectl describe` would: its phase, its
+// conditions that are not True, its containers' waiting reasons, its claims and the last events
+// of each.
+func whyNotReady(ctx context.Context, pod *corev1.Pod) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pod %s/%s on %q is %s", pod.Namespace, pod.Name, pod.Spec.NodeName, pod.Status.Phase)
+	for _, c := range pod.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			fmt.Fprintf(&b, "; %s=%s %s %s", c.Type, c.Status, c.Reason, c.Message)
+		}
+	}
+	for _, s := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
+		if w := s.State.Waiting; w != nil {
+			fmt.Fprintf(&b, "; container %s waiting: %s %s", s.Name, w.Reason, w.Message)
+		}
+	}
+	lastEvents(ctx, &b, pod.Namespace, pod.Name)
+	for _, v := range pod.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+		claim := &corev1.PersistentVolumeClaim{}
+		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: v.PersistentVolumeClaim.ClaimName}, claim); err != nil {
+			fmt.Fprintf(&b, "; claim %s: %v", v.PersistentVolumeClaim.ClaimName, err)
+			continue
+		}
+		fmt.Fprintf(&b, "; claim %s is %s, volume %q, selected node %q", claim.Name, claim.Status.Phase,
+			claim.Spec.VolumeName, claim.Annotations["volume.kubernetes.io/selected-node"])
+		lastEvents(ctx, &b, claim.Namespace, claim.Name)
+	}
+	return b.String()
+}
+
+// lastEvents writes the last three events about the object of that name.
+func lastEvents(ctx context.Context, b *strings.Builder, namespace, name string) {
+	events := &corev1.EventList{}
+	if err := k8sClient.List(ctx, events, client.InNamespace(namespace), client.MatchingFields{"involvedObject.name": name}); err != nil {
+		fmt.Fprintf(b, "; events of %s: %v", name, err)
+		return
+	}
+	last := func(e corev1.Event) time.Time { return cmp.Or(e.LastTimestamp.Time, e.EventTime.Time) }
+	slices.SortFunc(events.Items, func(x, y corev1.Event) int { return last(x).Compare(last(y)) })
+	for _, e := range events.Items[max(0, len(events.Items)-3):] {
+		fmt.Fprintf(b, "; event of %s %s %s (x%d): %s", name, e.Type, e.Reason, e.Count, e.Message)
+	}
 }
 
 func podReady(pod *corev1.Pod) bool {
