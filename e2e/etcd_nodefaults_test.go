@@ -5,12 +5,17 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/quintet-operators/quintet/e2e/robustness"
@@ -280,4 +285,65 @@ var _ = Describe("The etcd-cluster operator on node faults", Ordered, Serial, La
 		}
 		traffic.stopAndCheck(ctx)
 	}, SpecTimeout(12*time.Minute))
+
+	It("hands the manager's leadership to its second replica when the leader's node stops: the new leader reports the member that went with the node, and the one that comes back", func(ctx SpecContext) {
+		expectEtcdReady(ctx, cluster, 3, version)
+		managers := etcdManagerNamespace + "-nodes"
+		By("running the manager with two replicas, on two nodes")
+		deploy := managerDeployment(ctx, managers)
+		selector := deploy.Spec.Selector.MatchLabels
+		patch := map[string]any{"spec": map[string]any{"replicas": 2, "template": map[string]any{"spec": map[string]any{
+			"affinity": corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+				LabelSelector: &metav1.LabelSelector{MatchLabels: selector}, TopologyKey: corev1.LabelHostname}}}}}}}}
+		Expect(k8sClient.Patch(ctx, deploy, client.RawPatch(types.StrategicMergePatchType, []byte(mustJSON(patch))))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(deploy), deploy)).To(Succeed())
+			g.Expect(deploy.Status.ObservedGeneration).To(Equal(deploy.Generation))
+			g.Expect(deploy.Status).To(And(HaveField("Replicas", int32(2)), HaveField("UpdatedReplicas", int32(2)), HaveField("AvailableReplicas", int32(2))))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+
+		By("a replica of the rollout holds the lease (the replaced pod gave it up on its way out)")
+		var leader string
+		pod := &corev1.Pod{}
+		Eventually(func(g Gomega) {
+			leader = leaseHolder(ctx, g, managers)
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managers, Name: leader}, pod)).To(Succeed())
+			g.Expect(pod.DeletionTimestamp).To(BeNil(), "the lease holder %s is on its way out", leader)
+			g.Expect(podReady(pod)).To(BeTrue(), "the lease holder %s is Ready", leader)
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
+		stopped := time.Now()
+		runNodeFault(ctx, "node-stop", pod.Spec.NodeName)
+		By("the other replica takes the lease once the stopped leader's has run out")
+		Eventually(func(g Gomega) {
+			g.Expect(leaseHolder(ctx, g, managers)).NotTo(Equal(leader))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		AddReportEntry("node-fault", fmt.Sprintf("the manager's second replica leads %s after the leader's node stopped", time.Since(stopped).Round(time.Second)))
+		By("the new leader reconciles: the status counts the member that went with the node")
+		Eventually(func(g Gomega) {
+			g.Expect(getEtcdStatus(ctx, g, cluster).ReadyMembers).To(BeEquivalentTo(2))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		AddReportEntry("node-fault", fmt.Sprintf("the status says 2 members are ready %s after the leader's node stopped", time.Since(stopped).Round(time.Second)))
+
+		runNodeFault(ctx, "node-start", pod.Spec.NodeName)
+		expectEtcdReady(ctx, cluster, 3, version)
+	}, SpecTimeout(10*time.Minute))
 })
+
+// managerDeployment is the one manager Deployment of an operator's namespace.
+func managerDeployment(ctx context.Context, namespace string) *appsv1.Deployment {
+	deploys := &appsv1.DeploymentList{}
+	Expect(k8sClient.List(ctx, deploys, client.InNamespace(namespace), client.MatchingLabels{"control-plane": "controller-manager"})).To(Succeed())
+	Expect(deploys.Items).To(HaveLen(1))
+	return &deploys.Items[0]
+}
+
+// leaseHolder is the pod that holds the leader election Lease of the manager in namespace
+// (its holder identity is the pod's name, an underscore and a UUID).
+func leaseHolder(ctx context.Context, g Gomega, namespace string) string {
+	lease := &coordinationv1.Lease{}
+	g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "etcd-cluster.quintet.dev"}, lease)).To(Succeed())
+	g.Expect(lease.Spec.HolderIdentity).NotTo(BeNil())
+	holder, _, found := strings.Cut(*lease.Spec.HolderIdentity, "_")
+	g.Expect(found).To(BeTrue(), "holder identity %q", *lease.Spec.HolderIdentity)
+	return holder
+}

@@ -3,11 +3,13 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,6 +119,8 @@ func (t *etcdTraffic) stopAndCheck(ctx context.Context) robustness.Row {
 	row := robustness.Row{Scenario: t.scenario, Traffic: time.Since(t.started),
 		Report: robustness.Check(ops, t.traffic.KeySpace(), final, 2*time.Minute), Restarts: restarts}
 	AddReportEntry(robustnessEntry, row)
+	AddReportEntry("traffic", fmt.Sprintf("%s: the members that answered each client, and when: %s",
+		t.scenario, row.Report.AnswersText(memberNamer(ctx, t.cluster))))
 	if !row.Report.OK() {
 		dir := filepath.Join(logDir(), "robustness", t.scenario)
 		Expect(row.Report.WriteEvidence(dir, ops)).To(Succeed())
@@ -124,6 +128,19 @@ func (t *etcdTraffic) stopAndCheck(ctx context.Context) robustness.Row {
 	}
 	Expect(row.Report.Acknowledged).To(BeNumerically(">", 0), "the traffic ran")
 	return row
+}
+
+// memberNamer names a member ID by the cluster's status (in hexadecimal when the status no
+// longer lists it).
+func memberNamer(ctx context.Context, cluster *unstructured.Unstructured) func(uint64) string {
+	names := map[string]string{}
+	for _, m := range getEtcdStatus(ctx, Default, cluster.DeepCopy()).Members {
+		names[m.ID] = m.Name
+	}
+	return func(id uint64) string {
+		hex := strconv.FormatUint(id, 16)
+		return cmp.Or(names[hex], hex)
+	}
 }
 
 // memberRun is one incarnation of a member's pod: its UID and its container restarts.

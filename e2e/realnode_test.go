@@ -379,6 +379,21 @@ var _ = Describe("The real nodes", Ordered, func() {
 		}).WithContext(ctx).Should(Succeed())
 	})
 
+	It("runs a preloaded image with pull policy Never after the kubelet pulled the same image under another name", func(ctx SpecContext) {
+		ns := realNodeNamespace(ctx, "e2e-real-pulled")
+		agent := requiredEnv("E2E_AGENT_IMAGE")
+		pulled := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "pulled", Namespace: ns}, Spec: agentPodSpec()}
+		pulled.Spec.Containers[0].Image = strings.Replace(agent, requiredEnv("E2E_IMAGES_REGISTRY"), requiredEnv("E2E_IMAGES_REGISTRY_TLS"), 1)
+		pulled.Spec.Containers[0].ImagePullPolicy = corev1.PullAlways
+		Expect(k8sClient.Create(ctx, pulled)).To(Succeed())
+		waitPodReady(ctx, pulled)
+		By("the kubelet pulled " + pulled.Spec.Containers[0].Image + "; " + agent + " is the same image, loaded onto the node")
+		preloaded := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "preloaded", Namespace: ns}, Spec: agentPodSpec()}
+		preloaded.Spec.NodeName = pulled.Spec.NodeName
+		Expect(k8sClient.Create(ctx, preloaded)).To(Succeed())
+		waitPodReady(ctx, preloaded)
+	})
+
 	It("runs a command in a container through the kubelet (kubectl exec)", func(ctx SpecContext) {
 		ns := realNodeNamespace(ctx, "e2e-real-exec")
 		pod := runningAgentPod(ctx, ns)

@@ -1,11 +1,14 @@
 package robustness
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -25,6 +28,9 @@ type Report struct {
 	StaleReads []string
 	// LongestWriteGap is the longest time without an acknowledged write.
 	LongestWriteGap time.Duration
+	// Answers are, for each client, the members that answered it, in turn: where each
+	// client's connection was, and when it got no answer.
+	Answers map[int][]Answered
 
 	info porcupine.LinearizationInfo
 }
@@ -68,7 +74,54 @@ func Check(ops []Op, keys []string, final map[string]string, timeout time.Durati
 	}
 	r.StaleReads = serializableReadsOfUnwritten(ops)
 	r.LongestWriteGap = longestWriteGap(ops, end)
+	r.Answers = answers(ops)
 	return r
+}
+
+// Answered is a stretch of a client's answers from one member, each less than answerGap after
+// the one before, in the history's time: a client's connection stays on one member until
+// the client dials again.
+type Answered struct {
+	Member     uint64
+	From, Till time.Duration
+}
+
+// answerGap is the silence that ends a stretch of answers: a client that waits longer for
+// one is held.
+const answerGap = time.Second
+
+// answers groups each client's answers into stretches from one member.
+func answers(ops []Op) map[int][]Answered {
+	byReturn := slices.SortedFunc(slices.Values(ops), func(a, b Op) int { return cmp.Compare(a.Return, b.Return) })
+	out := map[int][]Answered{}
+	for _, op := range byReturn {
+		if op.Response.Member == 0 {
+			continue
+		}
+		at := time.Duration(op.Return)
+		stretches := out[op.Client]
+		if n := len(stretches); n > 0 && stretches[n-1].Member == op.Response.Member && at-stretches[n-1].Till < answerGap {
+			stretches[n-1].Till = at
+			continue
+		}
+		out[op.Client] = append(stretches, Answered{Member: op.Response.Member, From: at, Till: at})
+	}
+	return out
+}
+
+// AnswersText says, for each client, which member answered it when, naming the members
+// with name: "client 0: m-1 0s-12.3s, m-1 1m15s-1m20s; client 1: ...".
+func (r Report) AnswersText(name func(member uint64) string) string {
+	clients := slices.Sorted(maps.Keys(r.Answers))
+	parts := make([]string, 0, len(clients))
+	for _, c := range clients {
+		stretches := make([]string, 0, len(r.Answers[c]))
+		for _, a := range r.Answers[c] {
+			stretches = append(stretches, fmt.Sprintf("%s %s-%s", name(a.Member), a.From.Round(100*time.Millisecond), a.Till.Round(100*time.Millisecond)))
+		}
+		parts = append(parts, fmt.Sprintf("client %d: %s", c, strings.Join(stretches, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // finalHasAWrite reports whether the final value of key (found or absent) was left by a write

@@ -144,3 +144,23 @@ func containsInOrder(got, want []string) bool {
 	}
 	return i == len(want)
 }
+
+func TestAnswersShowWhichMemberHeldEachClientAndForHowLong(t *testing.T) {
+	s := int64(time.Second)
+	get := Request{Kind: Get, Key: "k"}
+	ops := []Op{
+		op(0, get, Response{Member: 1}, 0, s/10),
+		op(1, get, Response{Member: 2}, 0, s/5),
+		op(0, get, Response{Member: 1}, s/10, s/2),
+		op(1, get, Response{Err: "deadline"}, s/5, 2*s), // held: no member answered
+		op(0, get, Response{Member: 1}, s/2, 3*s),       // held by member 1, then answered again
+		op(1, get, Response{Member: 3}, 2*s, 21*s/10),   // dialled again: another member
+	}
+	r := Check(ops, keys, map[string]string{}, time.Minute)
+	names := map[uint64]string{1: "m-1", 2: "m-2", 3: "m-3"}
+	got := r.AnswersText(func(m uint64) string { return names[m] })
+	want := "client 0: m-1 100ms-500ms, m-1 3s-3s; client 1: m-2 200ms-200ms, m-3 2.1s-2.1s"
+	if got != want {
+		t.Fatalf("answers:\n got %s\nwant %s", got, want)
+	}
+}

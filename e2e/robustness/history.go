@@ -51,6 +51,8 @@ type Response struct {
 	Succeeded bool `json:"succeeded,omitempty"`
 	// KVs: a range's answer, by key.
 	KVs map[string]string `json:"kvs,omitempty"`
+	// Member is the ID of the member that answered (its response header's).
+	Member uint64 `json:"member,omitempty"`
 }
 
 // Acknowledged reports whether the request completed with an answer.

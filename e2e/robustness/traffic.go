@@ -129,9 +129,15 @@ func (t Traffic) do(ctx context.Context, c *clientv3.Client, req Request) Respon
 	var err error
 	switch req.Kind {
 	case Put:
-		_, err = c.Put(ctx, req.Key, req.Value)
+		var r *clientv3.PutResponse
+		if r, err = c.Put(ctx, req.Key, req.Value); err == nil {
+			resp.Member = r.Header.MemberId
+		}
 	case Delete:
-		_, err = c.Delete(ctx, req.Key)
+		var r *clientv3.DeleteResponse
+		if r, err = c.Delete(ctx, req.Key); err == nil {
+			resp.Member = r.Header.MemberId
+		}
 	case CAS:
 		cmp := clientv3.Compare(clientv3.Value(req.Key), "=", req.Expected)
 		if req.ExpectAbsent {
@@ -139,7 +145,7 @@ func (t Traffic) do(ctx context.Context, c *clientv3.Client, req Request) Respon
 		}
 		var r *clientv3.TxnResponse
 		if r, err = c.Txn(ctx).If(cmp).Then(clientv3.OpPut(req.Key, req.Value)).Commit(); err == nil {
-			resp.Succeeded = r.Succeeded
+			resp.Succeeded, resp.Member = r.Succeeded, r.Header.MemberId
 		}
 	case Get, GetSerializable:
 		var opts []clientv3.OpOption
@@ -147,13 +153,16 @@ func (t Traffic) do(ctx context.Context, c *clientv3.Client, req Request) Respon
 			opts = append(opts, clientv3.WithSerializable())
 		}
 		var r *clientv3.GetResponse
-		if r, err = c.Get(ctx, req.Key, opts...); err == nil && len(r.Kvs) > 0 {
-			resp.Found, resp.Value = true, string(r.Kvs[0].Value)
+		if r, err = c.Get(ctx, req.Key, opts...); err == nil {
+			resp.Member = r.Header.MemberId
+			if len(r.Kvs) > 0 {
+				resp.Found, resp.Value = true, string(r.Kvs[0].Value)
+			}
 		}
 	case Range:
 		var r *clientv3.GetResponse
 		if r, err = c.Get(ctx, req.Key, clientv3.WithPrefix()); err == nil {
-			resp.KVs = map[string]string{}
+			resp.Member, resp.KVs = r.Header.MemberId, map[string]string{}
 			for _, kv := range r.Kvs {
 				resp.KVs[string(kv.Key)] = string(kv.Value)
 			}

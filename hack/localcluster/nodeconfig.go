@@ -84,7 +84,11 @@ const cniConfig = `{
 // kubeletConfig: each node's kubelet listens on its node's address (so every node has the same
 // ports), cgroup v1 with cgroupfs (failCgroupV1: false, or v1.36 refuses to start),
 // no iptables chains, no read-only port, pod logs under the node folder, image garbage
-// collection off (our images cannot be pulled again), eviction only when really out of space.
+// collection off (our images cannot be pulled again), eviction only when really out of space,
+// and no re-verification of pull credentials: every image here is loaded from the project's
+// builds or pulled without a secret from its loopback registry, so there is nothing to guard,
+// and with the default policy a preloaded image's name stops working with pull policy Never
+// once the kubelet pulls the same image under another name (the registry's TLS address).
 const kubeletConfig = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: %[1]s
@@ -120,6 +124,7 @@ evictionHard:
   nodefs.available: 1%%
   nodefs.inodesFree: 1%%
   imagefs.available: 1%%
+imagePullCredentialsVerificationPolicy: NeverVerify
 serializeImagePulls: false
 maxPods: 110
 `
