@@ -59,8 +59,7 @@ func memberID(ctx context.Context, pod *corev1.Pod) string {
 	return v.Header.MemberID
 }
 
-// expectNewLeader waits until every member but old follows a leader that is not old's member,
-// and returns when that was.
+// expectNewLeader waits until every member but old follows a leader that is not old's member.
 func expectNewLeader(ctx context.Context, pods map[string]*corev1.Pod, old *corev1.Pod, oldID string) {
 	Eventually(func(g Gomega) {
 		for name, pod := range pods {
