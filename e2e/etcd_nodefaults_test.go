@@ -73,6 +73,23 @@ func expectNewLeader(ctx context.Context, pods map[string]*corev1.Pod, old *core
 	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 }
 
+// expectRejoinedAsFollower waits, for at most timeout, until the cluster is Ready with the
+// members it had before a fault, a leader among them, and the old leader's pod (name) runs its
+// member (id) again as a follower.
+func expectRejoinedAsFollower(ctx context.Context, cluster *unstructured.Unstructured, version string, before etcdStatus,
+	name, id string, timeout time.Duration,
+) {
+	Eventually(func(g Gomega) {
+		after := checkEtcdReady(ctx, g, cluster, 3, version)
+		g.Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()))
+		g.Expect(after.leader()).NotTo(BeEmpty())
+		v, err := askMember(ctx, memberPods(ctx, cluster)[name])
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(v.Header.MemberID).To(Equal(id))
+		g.Expect(v.Leader).NotTo(Or(Equal(id), Equal("0")), "the old leader follows")
+	}).WithContext(ctx).WithTimeout(timeout).Should(Succeed())
+}
+
 // memberPods reads a cluster's member pods by name.
 func memberPods(ctx context.Context, cluster *unstructured.Unstructured) map[string]*corev1.Pod {
 	pods := &corev1.PodList{}
@@ -179,14 +196,7 @@ var _ = Describe("The etcd-cluster operator on node faults", Ordered, Serial, La
 
 		runNodeFault(ctx, "node-start", leader.Spec.NodeName)
 		By(leader.Name + " rejoins as the same member, on its data, and follows")
-		Eventually(func(g Gomega) {
-			after := checkEtcdReady(ctx, g, cluster, 3, version)
-			g.Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()))
-			v, err := askMember(ctx, memberPods(ctx, cluster)[leader.Name])
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(v.Header.MemberID).To(Equal(leaderID))
-			g.Expect(v.Leader).NotTo(Or(Equal(leaderID), Equal("0")), "the old leader follows")
-		}).WithContext(ctx).WithTimeout(3 * time.Minute).Should(Succeed())
+		expectRejoinedAsFollower(ctx, cluster, version, before, leader.Name, leaderID, 3*time.Minute)
 		traffic.stopAndCheck(ctx)
 	}, SpecTimeout(8*time.Minute))
 
@@ -222,14 +232,7 @@ var _ = Describe("The etcd-cluster operator on node faults", Ordered, Serial, La
 		expectNoReplacement(ctx, cluster, before.memberIDs(), 60*time.Second-time.Since(partitioned))
 		runNodeFault(ctx, "node-heal", leader.Spec.NodeName)
 		By(leader.Name + " rejoins as a follower; the same members, none restarted")
-		Eventually(func(g Gomega) {
-			after := checkEtcdReady(ctx, g, cluster, 3, version)
-			g.Expect(after.memberIDs()).To(ConsistOf(before.memberIDs()))
-			g.Expect(after.leader()).NotTo(BeEmpty())
-			v, err := askMember(ctx, leader)
-			g.Expect(err).NotTo(HaveOccurred())
-			g.Expect(v.Leader).NotTo(Or(Equal(v.Header.MemberID), Equal("0")), "the old leader follows")
-		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		expectRejoinedAsFollower(ctx, cluster, version, before, leader.Name, leaderID, 2*time.Minute)
 		Expect(restartsSince(runs, memberRuns(ctx, cluster))).To(BeZero(), "a partition restarts no member")
 		traffic.stopAndCheck(ctx)
 	}, SpecTimeout(8*time.Minute))
