@@ -329,6 +329,76 @@ var _ = Describe("The etcd-cluster operator on node faults", Ordered, Serial, La
 		runNodeFault(ctx, "node-start", pod.Spec.NodeName)
 		expectEtcdReady(ctx, cluster, 3, version)
 	}, SpecTimeout(10*time.Minute))
+
+	It("replaces a follower whose node is wiped once it has been unreachable for replaceUnreachableAfter: the new member starts on the node once it is back, empty, and takes its data from the others", robustnessScenario, func(ctx SpecContext) {
+		before := expectEtcdReady(ctx, cluster, 3, version)
+		managers := etcdManagerNamespace + "-nodes"
+		holder := &corev1.Pod{}
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: managers, Name: leaseHolder(ctx, Default, managers)}, holder)).To(Succeed())
+		var victim *corev1.Pod
+		for name, pod := range memberPods(ctx, cluster) {
+			if name != before.leader() && pod.Spec.NodeName != holder.Spec.NodeName {
+				victim = pod
+			}
+		}
+		Expect(victim).NotTo(BeNil(), "a follower on another node than the manager's leader")
+		var victimID string // as the status writes it
+		for _, m := range before.Members {
+			if m.Name == victim.Name {
+				victimID = m.ID
+			}
+		}
+		Expect(victimID).NotTo(BeEmpty(), "the status lists %s", victim.Name)
+		joinedAs := memberID(ctx, victim) // as its member says it, for the replacement's
+		By("setting replaceUnreachableAfter to its least, 1m")
+		Expect(k8sClient.Patch(ctx, cluster, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replaceUnreachableAfter":"1m"}}`)))).To(Succeed())
+		expectEtcdReady(ctx, cluster, 3, version)
+		Expect(etcdPut(ctx, etcdClientURL(ctx, cluster), "/wiped/before", "written before the wipe")).To(Succeed())
+		traffic := startEtcdTraffic(ctx, cluster, "node-wiped")
+		wiped := time.Now()
+		runNodeFault(ctx, "node-wipe", victim.Spec.NodeName)
+
+		By("nobody is replaced before replaceUnreachableAfter")
+		expectNoReplacement(ctx, cluster, before.memberIDs(), 50*time.Second)
+		By("then the operator removes the member, and deletes its pod without waiting for the stopped node")
+		Eventually(func(g Gomega) {
+			g.Expect(getEtcdStatus(ctx, g, cluster).memberIDs()).NotTo(ContainElement(victimID))
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		AddReportEntry("node-fault", fmt.Sprintf("the wiped node's member was removed %s after the wipe", time.Since(wiped).Round(time.Second)))
+		Eventually(func(g Gomega) {
+			pod := memberPods(ctx, cluster)[victim.Name]
+			g.Expect(pod).NotTo(BeNil())
+			g.Expect(pod.UID).NotTo(Equal(victim.UID), "the pod on the stopped node is gone from the API")
+			g.Expect(pod.Spec.SchedulingGates).To(BeEmpty(), "its replacement is added and started")
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).Should(Succeed())
+		AddReportEntry("node-fault", fmt.Sprintf("the replacement's pod was made and released %s after the wipe; it waits for a node (antiAffinity Required)", time.Since(wiped).Round(time.Second)))
+		Expect(nodeReadyStatus(ctx, Default, victim.Spec.NodeName)).To(Equal(corev1.ConditionUnknown))
+
+		runNodeFault(ctx, "node-start", victim.Spec.NodeName)
+		started := time.Now()
+		By("the new member starts on the node, back and empty, and the cluster is Ready with it")
+		var after etcdStatus
+		Eventually(func(g Gomega) {
+			after = checkEtcdReady(ctx, g, cluster, 3, version)
+			g.Expect(after.memberIDs()).NotTo(ContainElement(victimID))
+		}).WithContext(ctx).WithTimeout(4 * time.Minute).Should(Succeed())
+		AddReportEntry("node-fault", fmt.Sprintf("Ready with the new member %s after the node started, %s after the wipe",
+			time.Since(started).Round(time.Second), time.Since(wiped).Round(time.Second)))
+		replacement := memberPods(ctx, cluster)[victim.Name]
+		Expect(replacement.Spec.NodeName).To(Equal(victim.Spec.NodeName))
+		Expect(memberID(ctx, replacement)).NotTo(Equal(joinedAs), "a new member, not the wiped one")
+		var value struct {
+			Kvs []struct {
+				Value []byte `json:"value"`
+			} `json:"kvs"`
+		}
+		Expect(etcdCall(ctx, fmt.Sprintf("http://%s:2379/v3/kv/range", replacement.Status.PodIP),
+			map[string]any{"key": []byte("/wiped/before"), "serializable": true}, &value)).To(Succeed())
+		Expect(value.Kvs).To(HaveLen(1), "the new member's own copy holds what was written before the wipe")
+		Expect(string(value.Kvs[0].Value)).To(Equal("written before the wipe"))
+		row := traffic.stopAndCheck(ctx)
+		Expect(row.Replacements).To(Equal(1))
+	}, SpecTimeout(12*time.Minute))
 })
 
 // managerDeployment is the one manager Deployment of an operator's namespace.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,7 @@ type etcdTraffic struct {
 	cluster  *unstructured.Unstructured
 	started  time.Time
 	members  map[string]memberRun // the members' pods when the traffic started
+	ids      []string             // the members' IDs when the traffic started
 	traffic  robustness.Traffic
 	history  *robustness.History
 	cancel   context.CancelFunc
@@ -58,7 +60,7 @@ func startEtcdTrafficWithin(ctx context.Context, cluster *unstructured.Unstructu
 	Expect(err).NotTo(HaveOccurred())
 	target := robustness.Target{APIServer: cfg.Host, Local: local, Name: cluster.GetName(), Labels: cluster.GetLabels(), Endpoint: endpoint}
 	Expect(target.Refusal()).NotTo(HaveOccurred(), "the robustness harness runs only against what it made")
-	t := &etcdTraffic{scenario: scenario, cluster: cluster, members: memberRuns(ctx, cluster),
+	t := &etcdTraffic{scenario: scenario, cluster: cluster, members: memberRuns(ctx, cluster), ids: getEtcdStatus(ctx, Default, cluster.DeepCopy()).memberIDs(),
 		traffic: robustness.Traffic{Prefix: "/robustness/" + scenario + "/", Keys: 10, Timeout: timeout, Interval: 20 * time.Millisecond},
 		history: robustness.NewHistory(), done: make(chan struct{})}
 	tlsConfig := followingClientTLS(ctx, cluster) // the traffic follows a rotation onto a new CA
@@ -117,7 +119,7 @@ func (t *etcdTraffic) stopAndCheck(ctx context.Context) robustness.Row {
 		restarts = t.watch.restarts()
 	}
 	row := robustness.Row{Scenario: t.scenario, Traffic: time.Since(t.started),
-		Report: robustness.Check(ops, t.traffic.KeySpace(), final, 2*time.Minute), Restarts: restarts}
+		Report: robustness.Check(ops, t.traffic.KeySpace(), final, 2*time.Minute), Restarts: restarts, Replacements: t.replacements(ctx)}
 	AddReportEntry(robustnessEntry, row)
 	AddReportEntry("traffic", fmt.Sprintf("%s: the members that answered each client, and when: %s",
 		t.scenario, row.Report.AnswersText(memberNamer(ctx, t.cluster))))
@@ -128,6 +130,18 @@ func (t *etcdTraffic) stopAndCheck(ctx context.Context) robustness.Row {
 	}
 	Expect(row.Report.Acknowledged).To(BeNumerically(">", 0), "the traffic ran")
 	return row
+}
+
+// replacements counts the members listed when the traffic started that the cluster no longer lists.
+func (t *etcdTraffic) replacements(ctx context.Context) int {
+	now := getEtcdStatus(ctx, Default, t.cluster.DeepCopy()).memberIDs()
+	n := 0
+	for _, id := range t.ids {
+		if !slices.Contains(now, id) {
+			n++
+		}
+	}
+	return n
 }
 
 // memberNamer names a member ID by the cluster's status (in hexadecimal when the status no

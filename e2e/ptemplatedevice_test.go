@@ -44,10 +44,10 @@ func ptemplateWorker(ctx context.Context, name string) *corev1.Node {
 	return node
 }
 
-// setModuleLoaded plays KMM: it labels node as having ns/name's module loaded, or removes
-// the label.
-func setModuleLoaded(ctx context.Context, node, ns, name string, loaded bool) {
-	label := fmt.Sprintf("kmm.node.kubernetes.io/%s.%s.ready", ns, name)
+// setModuleLoaded plays KMM: it labels node as having the module of the sample Ptemplate in
+// ns loaded, or removes the label.
+func setModuleLoaded(ctx context.Context, node, ns string, loaded bool) {
+	label := fmt.Sprintf("kmm.node.kubernetes.io/%s.%s.ready", ns, ptemplateSample)
 	value := `""`
 	if !loaded {
 		value = "null"
@@ -102,8 +102,8 @@ var _ = Describe("The ptemplate-device operator", Ordered, func() {
 	})
 
 	It("runs consumers exactly where KMM reports the module loaded, and follows the label", func(ctx SpecContext) {
-		setModuleLoaded(ctx, workers[0], ns, ptemplateSample, true)
-		setModuleLoaded(ctx, workers[2], ns, ptemplateSample, true)
+		setModuleLoaded(ctx, workers[0], ns, true)
+		setModuleLoaded(ctx, workers[2], ns, true)
 		Eventually(func(g Gomega) {
 			g.Expect(consumerNodes(ctx, g, ns)).To(ConsistOf(workers[0], workers[2]))
 			g.Expect(conditionStatus(ctx, ptemplate, "Ready")).To(Equal("True"))
@@ -114,7 +114,7 @@ var _ = Describe("The ptemplate-device operator", Ordered, func() {
 		}).WithContext(ctx).Should(Succeed())
 
 		By("KMM unloading the module from " + workers[0])
-		setModuleLoaded(ctx, workers[0], ns, ptemplateSample, false)
+		setModuleLoaded(ctx, workers[0], ns, false)
 		Eventually(func(g Gomega) {
 			g.Expect(consumerNodes(ctx, g, ns)).To(ConsistOf(workers[2]))
 			g.Expect(ptemplateStatus(ctx, g, ptemplate)["nodes"]).To(ConsistOf(workers[2]))

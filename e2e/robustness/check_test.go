@@ -115,7 +115,7 @@ func TestCheckFindsASerializableReadOfAValueNeverWritten(t *testing.T) {
 
 func TestTableHasALinePerScenario(t *testing.T) {
 	rows := []Row{
-		{Scenario: "leader-pod-deleted", Traffic: 61 * time.Second, Restarts: 1,
+		{Scenario: "node-wiped", Traffic: 61 * time.Second, Restarts: 1, Replacements: 1,
 			Report: Report{Issued: 900, Acknowledged: 880, Failed: 12, Unknown: 8, Linearizable: porcupine.Ok, LongestWriteGap: 1049 * time.Millisecond}},
 		{Scenario: "scale", Traffic: 60 * time.Second, Report: Report{Issued: 5, Linearizable: porcupine.Illegal, Lost: []string{"k"}}},
 	}
@@ -124,9 +124,9 @@ func TestTableHasALinePerScenario(t *testing.T) {
 		t.Fatalf("table:\n%s", strings.Join(lines, "\n"))
 	}
 	for i, want := range [][]string{
-		{"scenario", "traffic", "issued", "acknowledged", "failed", "unknown", "lost", "linearizable", "member", "restarts"},
-		{"leader-pod-deleted", "1m1s", "900", "880", "12", "8", "0", "Ok", "1.049s", "1"},
-		{"scale", "1m0s", "5", "0", "0", "0", "1", "Illegal", "0s", "0"},
+		{"scenario", "traffic", "issued", "acknowledged", "failed", "unknown", "lost", "linearizable", "member", "restarts", "replacements"},
+		{"node-wiped", "1m1s", "900", "880", "12", "8", "0", "Ok", "1.049s", "1", "1"},
+		{"scale", "1m0s", "5", "0", "0", "0", "1", "Illegal", "0s", "0", "0"},
 	} {
 		if got := strings.Fields(lines[i]); !containsInOrder(got, want) {
 			t.Errorf("line %d %q, want the fields %q in order", i, lines[i], want)

@@ -134,6 +134,7 @@ func Plan(desired int, o Observed) Step {
 		func() (Step, bool) { return planLearner(o, members) },
 		func() (Step, bool) { return planReplacement(o, members, healthyVoters, voters) },
 		func() (Step, bool) { return planStaleVolume(o, members) },
+		func() (Step, bool) { return planStranded(o, members) },
 		func() (Step, bool) { return planRestart(o, members, allHealthy) },
 	} {
 		if step, ok := next(); ok {
@@ -265,6 +266,19 @@ func planStaleVolume(o Observed, members []Member) (Step, bool) {
 		}
 		if !slices.ContainsFunc(members, func(m Member) bool { return m.Ordinal == w.Ordinal }) && w.Ordinal < len(members) {
 			return Step{Action: ActionWipe, Ordinal: w.Ordinal, Reason: "the volume holds the data of a member etcd no longer lists"}, true
+		}
+	}
+	return Step{}, false
+}
+
+// planStranded wipes again the workload of a member etcd no longer lists (a replaced one)
+// while it is stranded on a node that does not answer: its replacement's workload is made
+// only once it is gone, and a node that is down or cut off never confirms it stopped.
+func planStranded(o Observed, members []Member) (Step, bool) {
+	for _, w := range o.Workload {
+		if w.Stranded && !slices.ContainsFunc(members, func(m Member) bool { return m.Ordinal == w.Ordinal }) {
+			return Step{Action: ActionWipe, Ordinal: w.Ordinal,
+				Reason: fmt.Sprintf("the workload of replaced member %d is on a node that has not confirmed it stopped: deleting it without waiting", w.Ordinal)}, true
 		}
 	}
 	return Step{}, false

@@ -20,7 +20,9 @@ type Runner interface {
 	// Release lets a waiting workload start. On empty data it joins initialCluster
 	// ("name=peerURL,...") with state "new" or "existing"; on existing data etcd ignores both.
 	Release(ctx context.Context, ordinal int, initialCluster, state string) error
-	// Wipe deletes the workload's volume and restarts it: it comes back waiting, empty.
+	// Wipe deletes the workload's volume and restarts it: it comes back waiting, empty. Only
+	// the workload of a member etcd no longer lists is wiped, so a stranded one is deleted
+	// without waiting for its node: the member it ran can no longer rejoin.
 	Wipe(ctx context.Context, ordinal int) error
 	// Restart restarts the workload onto the current spec: it comes back waiting, with its volume.
 	Restart(ctx context.Context, ordinal int) error
@@ -54,6 +56,10 @@ type Workload struct {
 	// Failure says why the workload cannot run for a reason of its spec (an image that cannot
 	// be pulled, a crash at start); such a member is never replaced: its data is fine.
 	Failure string
+	// Stranded: the workload is being stopped, and long past its grace period nothing has
+	// confirmed it stopped: it was on a node that is down or cut off (a pod whose kubelet
+	// does not answer). Its replacement waits until it is gone.
+	Stranded bool
 }
 
 // Outages remembers since when each member has been unreachable, across passes; a member

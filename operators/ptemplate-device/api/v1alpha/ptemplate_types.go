@@ -60,6 +60,13 @@ type PtemplateSpec struct {
 	// +required
 	Selector map[string]LabelValue `json:"selector"`
 
+	// tolerations of the consumer pods: device nodes are often tainted to keep other pods off.
+	// The DaemonSet's pods tolerate a node not ready, unreachable or cordoned without them.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+
 	// devicePluginImage is the image of the device plugin KMM runs beside the module, with a
 	// tag or digest.
 	// +kubebuilder:validation:MaxLength=512

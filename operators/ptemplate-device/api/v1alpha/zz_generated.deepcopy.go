@@ -115,6 +115,13 @@ func (in *PtemplateSpec) DeepCopyInto(out *PtemplateSpec) {
 			(*out)[key] = val
 		}
 	}
+	if in.Tolerations != nil {
+		in, out := &in.Tolerations, &out.Tolerations
+		*out = make([]v1.Toleration, len(*in))
+		for i := range *in {
+			(*in)[i].DeepCopyInto(&(*out)[i])
+		}
+	}
 	out.KernelModule = in.KernelModule
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -66,6 +67,7 @@ func (s *statefulSetRunner) Workloads(ctx context.Context) ([]membership.Workloa
 			w.Waiting = gated(pod)
 			w.Outdated = updateRevision != "" && pod.Labels[appsv1.ControllerRevisionHashLabelKey] != updateRevision
 			w.Failure = pods.Failure(pod)
+			w.Stranded = stranded(pod, time.Now())
 		}
 		workloads = append(workloads, w)
 	}
@@ -121,6 +123,17 @@ func (s *statefulSetRunner) earlier(claim *corev1.PersistentVolumeClaim) bool {
 	return earlier
 }
 
+// strandedAfter is how long past the end of its grace period a pod's deletion may go
+// unconfirmed before its node counts as not answering: a kubelet that runs confirms it
+// within the grace period.
+const strandedAfter = 15 * time.Second
+
+// stranded reports whether pod is being deleted and its kubelet has not confirmed it for
+// strandedAfter past its grace period (its deletion timestamp): its node is down or cut off.
+func stranded(pod *corev1.Pod, now time.Time) bool {
+	return pod.DeletionTimestamp != nil && now.Sub(pod.DeletionTimestamp.Time) > strandedAfter
+}
+
 func gated(pod *corev1.Pod) bool {
 	return slices.ContainsFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == v1beta2.StartGate })
 }
@@ -171,7 +184,9 @@ func (s *statefulSetRunner) Release(ctx context.Context, ordinal int, initialClu
 }
 
 // Wipe deletes the member's volume claim and pod: the StatefulSet makes both again, the
-// pod behind its gate.
+// pod behind its gate. A stranded pod is deleted at once, without its kubelet's word: the
+// member it ran is no longer in etcd's list, so it cannot rejoin if its node comes back,
+// and its claim goes only once no pod uses it.
 func (s *statefulSetRunner) Wipe(ctx context.Context, ordinal int) error {
 	pvc := &corev1.PersistentVolumeClaim{}
 	pvc.Name, pvc.Namespace = claimName(s.c, ordinal), s.c.Namespace
@@ -179,7 +194,19 @@ func (s *statefulSetRunner) Wipe(ctx context.Context, ordinal int) error {
 	if err := s.r.Delete(ctx, pvc); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting volume claim %s: %w", pvc.Name, err)
 	}
-	return s.deletePod(ctx, ordinal)
+	pod := &corev1.Pod{}
+	if err := s.r.Get(ctx, s.key(podName(s.c, ordinal)), pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !stranded(pod, time.Now()) {
+		return s.deletePod(ctx, ordinal)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleting the pod of a member etcd no longer lists without waiting for its node, which has not confirmed its deletion",
+		"pod", pod.Name, "node", pod.Spec.NodeName)
+	if err := s.r.Delete(ctx, pod, client.GracePeriodSeconds(0), client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
+	}
+	return nil
 }
 
 // Restart deletes the member's pod: the StatefulSet makes it again from the current

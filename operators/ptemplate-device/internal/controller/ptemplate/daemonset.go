@@ -53,6 +53,7 @@ func consumers(pt *v1alpha.Ptemplate, nodes map[string]string) *appsv1.DaemonSet
 				ObjectMeta: metav1.ObjectMeta{Labels: l},
 				Spec: corev1.PodSpec{
 					NodeSelector:                 nodeSelector,
+					Tolerations:                  pt.Spec.Tolerations,
 					ImagePullSecrets:             pullSecrets,
 					AutomountServiceAccountToken: ptr.To(false),
 					SecurityContext:              pods.RestrictedPodSecurityContext(consumerUser),
