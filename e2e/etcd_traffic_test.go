@@ -118,11 +118,12 @@ func (t *etcdTraffic) stopAndCheck(ctx context.Context) robustness.Row {
 		t.watch.observe(ctx)
 		restarts = t.watch.restarts()
 	}
+	status := getEtcdStatus(ctx, Default, t.cluster.DeepCopy())
 	row := robustness.Row{Scenario: t.scenario, Traffic: time.Since(t.started),
-		Report: robustness.Check(ops, t.traffic.KeySpace(), final, 2*time.Minute), Restarts: restarts, Replacements: t.replacements(ctx)}
+		Report: robustness.Check(ops, t.traffic.KeySpace(), final, 2*time.Minute), Restarts: restarts, Replacements: gone(t.ids, status.memberIDs())}
 	AddReportEntry(robustnessEntry, row)
 	AddReportEntry("traffic", fmt.Sprintf("%s: the members that answered each client, and when: %s",
-		t.scenario, row.Report.AnswersText(memberNamer(ctx, t.cluster))))
+		t.scenario, row.Report.AnswersText(memberNamer(status))))
 	if !row.Report.OK() {
 		dir := filepath.Join(logDir(), "robustness", t.scenario)
 		Expect(row.Report.WriteEvidence(dir, ops)).To(Succeed())
@@ -132,11 +133,10 @@ func (t *etcdTraffic) stopAndCheck(ctx context.Context) robustness.Row {
 	return row
 }
 
-// replacements counts the members listed when the traffic started that the cluster no longer lists.
-func (t *etcdTraffic) replacements(ctx context.Context) int {
-	now := getEtcdStatus(ctx, Default, t.cluster.DeepCopy()).memberIDs()
+// gone counts the IDs of before that now no longer lists: the members replaced.
+func gone(before, now []string) int {
 	n := 0
-	for _, id := range t.ids {
+	for _, id := range before {
 		if !slices.Contains(now, id) {
 			n++
 		}
@@ -144,11 +144,11 @@ func (t *etcdTraffic) replacements(ctx context.Context) int {
 	return n
 }
 
-// memberNamer names a member ID by the cluster's status (in hexadecimal when the status no
-// longer lists it).
-func memberNamer(ctx context.Context, cluster *unstructured.Unstructured) func(uint64) string {
+// memberNamer names a member ID by a cluster's status (in hexadecimal when the status does
+// not list it).
+func memberNamer(status etcdStatus) func(uint64) string {
 	names := map[string]string{}
-	for _, m := range getEtcdStatus(ctx, Default, cluster.DeepCopy()).Members {
+	for _, m := range status.Members {
 		names[m.ID] = m.Name
 	}
 	return func(id uint64) string {

@@ -189,12 +189,23 @@ func etcdPut(ctx context.Context, endpoint, key, value string) error {
 }
 
 func etcdGet(ctx context.Context, endpoint, key string) (string, error) {
+	return etcdRange(ctx, endpoint, key, false)
+}
+
+// etcdGetLocal reads key from the member at endpoint's own copy (a serializable read), without
+// asking the leader.
+func etcdGetLocal(ctx context.Context, endpoint, key string) (string, error) {
+	return etcdRange(ctx, endpoint, key, true)
+}
+
+func etcdRange(ctx context.Context, endpoint, key string, serializable bool) (string, error) {
 	var answer struct {
 		Kvs []struct {
 			Value string `json:"value"`
 		} `json:"kvs"`
 	}
-	if err := etcdCall(ctx, endpoint+"/v3/kv/range", map[string]string{"key": base64.StdEncoding.EncodeToString([]byte(key))}, &answer); err != nil {
+	request := map[string]any{"key": base64.StdEncoding.EncodeToString([]byte(key)), "serializable": serializable}
+	if err := etcdCall(ctx, endpoint+"/v3/kv/range", request, &answer); err != nil {
 		return "", err
 	}
 	if len(answer.Kvs) != 1 {

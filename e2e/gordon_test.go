@@ -20,15 +20,7 @@ var gordonGVK = schema.GroupVersionKind{Group: "operator.prgcont.cz", Version: "
 
 // gordonPods lists the live (not terminating) pods labelled for a Gordon.
 func gordonPods(ctx context.Context, g Gomega, namespace, name string) []corev1.Pod {
-	list := &corev1.PodList{}
-	g.Expect(k8sClient.List(ctx, list, client.InNamespace(namespace), client.MatchingLabels{gordonLabel: name})).To(Succeed())
-	var live []corev1.Pod
-	for _, p := range list.Items {
-		if p.DeletionTimestamp == nil {
-			live = append(live, p)
-		}
-	}
-	return live
+	return livePods(ctx, g, namespace, client.MatchingLabels{gordonLabel: name})
 }
 
 // expectGordonRunning waits until the Gordon has n Running pods, Ready, and lists them in status.

@@ -18,15 +18,7 @@ const kreSampleVersion = "greeter-v1"
 
 // kreVersionPods lists the pods of the sample RuntimeVersion that are not terminating.
 func kreVersionPods(ctx context.Context, g Gomega, namespace string) []corev1.Pod {
-	pods := &corev1.PodList{}
-	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace), client.MatchingLabels{"kre.konstellation.io/version": kreSampleVersion})).To(Succeed())
-	var live []corev1.Pod
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			live = append(live, p)
-		}
-	}
-	return live
+	return livePods(ctx, g, namespace, client.MatchingLabels{"kre.konstellation.io/version": kreSampleVersion})
 }
 
 var _ = Describe("The kre-runtime operator", Ordered, func() {

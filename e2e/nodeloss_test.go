@@ -54,28 +54,23 @@ type lostReplicas struct {
 	said     bool          // the owner's status said some were unavailable, while they were
 }
 
-// readyOff counts the workload's pods that are Ready, not terminating, on another node than node.
-func (w *lostReplicas) readyOff(ctx context.Context, g Gomega, namespace, node string) int {
-	pods := &corev1.PodList{}
-	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace), w.selector)).To(Succeed())
-	n := 0
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.DeletionTimestamp == nil && p.Spec.NodeName != node && podReady(p) {
-			n++
+// readyByNode counts the workload's live Ready pods on each node.
+func (w *lostReplicas) readyByNode(ctx context.Context, g Gomega, namespace string) map[string]int {
+	count := map[string]int{}
+	for _, p := range livePods(ctx, g, namespace, w.selector) {
+		if podReady(&p) {
+			count[p.Spec.NodeName]++
 		}
 	}
-	return n
+	return count
 }
 
-// readyOn counts the workload's pods that are Ready on node.
-func (w *lostReplicas) readyOn(ctx context.Context, g Gomega, namespace, node string) int {
-	pods := &corev1.PodList{}
-	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(namespace), w.selector)).To(Succeed())
+// readyOff counts the workload's live Ready pods on other nodes than node.
+func (w *lostReplicas) readyOff(ctx context.Context, g Gomega, namespace, node string) int {
 	n := 0
-	for i := range pods.Items {
-		if p := &pods.Items[i]; p.DeletionTimestamp == nil && p.Spec.NodeName == node && podReady(p) {
-			n++
+	for on, ready := range w.readyByNode(ctx, g, namespace) {
+		if on != node {
+			n += ready
 		}
 	}
 	return n
@@ -130,10 +125,8 @@ func advertiseDevices(ctx context.Context, nodes []string, n int) {
 // consumer on node is Ready.
 func readyConsumers(ctx context.Context, g Gomega, pt *unstructured.Unstructured, node string) (int64, bool) {
 	n, _, _ := unstructured.NestedInt64(ptemplateStatus(ctx, g, pt), "readyConsumers")
-	pods := &corev1.PodList{}
-	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(pt.GetNamespace()), client.MatchingLabels{"ptemplates.pt.example.com/ptemplate": pt.GetName()})).To(Succeed())
-	for i := range pods.Items {
-		if p := &pods.Items[i]; p.Spec.NodeName == node && p.DeletionTimestamp == nil && podReady(p) {
+	for _, p := range livePods(ctx, g, pt.GetNamespace(), client.MatchingLabels{ptemplateLabel: pt.GetName()}) {
+		if p.Spec.NodeName == node && podReady(&p) {
 			return n, true
 		}
 	}
@@ -231,7 +224,7 @@ var _ = Describe("The operators' pods on a stopped node", Ordered, Serial, Label
 		}
 		Eventually(func(g Gomega) {
 			for _, w := range workloads {
-				g.Expect(w.readyOn(ctx, g, ns, victim)).To(Equal(w.want), w.name)
+				g.Expect(w.readyByNode(ctx, g, ns)[victim]).To(Equal(w.want), w.name)
 				if w.unready != nil {
 					g.Expect(w.unready(ctx, g)).To(BeFalse(), "%s's status says Ready", w.name)
 				}

@@ -24,6 +24,8 @@ const (
 	ptemplateSample = "consumer-pod"
 	// ptemplateResource is the extended resource the sample's device plugin would advertise.
 	ptemplateResource = "example.com/ptemplate"
+	// ptemplateLabel names, on each consumer pod, the Ptemplate it is for.
+	ptemplateLabel = "ptemplates.pt.example.com/ptemplate"
 )
 
 // kmmModuleCRD is ptemplate-device's stand-in for KMM's Module CRD (KMM is not installed here).
@@ -58,13 +60,10 @@ func setModuleLoaded(ctx context.Context, node, ns string, loaded bool) {
 
 // consumerNodes are the nodes the sample's live consumer pods run on.
 func consumerNodes(ctx context.Context, g Gomega, ns string) []string {
-	pods := &corev1.PodList{}
-	g.Expect(k8sClient.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"ptemplates.pt.example.com/ptemplate": ptemplateSample})).To(Succeed())
-	var nodes []string
-	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil {
-			nodes = append(nodes, p.Spec.NodeName)
-		}
+	pods := livePods(ctx, g, ns, client.MatchingLabels{ptemplateLabel: ptemplateSample})
+	nodes := make([]string, 0, len(pods))
+	for _, p := range pods {
+		nodes = append(nodes, p.Spec.NodeName)
 	}
 	return nodes
 }

@@ -247,6 +247,19 @@ func lastEvents(ctx context.Context, b *strings.Builder, namespace, name string)
 	}
 }
 
+// livePods lists the pods of namespace with labels that are not terminating.
+func livePods(ctx context.Context, g Gomega, namespace string, labels client.MatchingLabels) []corev1.Pod {
+	list := &corev1.PodList{}
+	g.Expect(k8sClient.List(ctx, list, client.InNamespace(namespace), labels)).To(Succeed())
+	var live []corev1.Pod
+	for _, p := range list.Items {
+		if p.DeletionTimestamp == nil {
+			live = append(live, p)
+		}
+	}
+	return live
+}
+
 func podReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
